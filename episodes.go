@@ -1,0 +1,181 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mdmemory/memory/internal/markdown"
+)
+
+// summaryArgMax bounds an explicit summary, in characters.
+const summaryArgMax = 200
+
+// Append adds entry at the end of the file at path and refreshes the file's
+// summary line, creating the file with its title when it does not exist.
+//
+// The entry's leading and trailing blank lines are dropped; exactly one
+// blank line separates it from what the file held, and the file ends with
+// one newline. For a month file (episodes/YYYY-MM.md) the entry must be one
+// "## " section (a Setext heading counts) with no "# " title inside; when it
+// has no "- Date:" bullet, one with the store clock's date is added after the
+// heading (after a leading "- Summary:" bullet, when there is one). For a
+// fact file the entry is one or more lines with no heading.
+//
+// summary, when not empty, becomes the file's "> Summary:" line; it must be
+// one line of at most 200 characters. When empty, the summary is derived
+// from the content: a month file lists its entry titles, newest kept when
+// they do not all fit in 100 characters; a fact file lists its first
+// bullets that fit.
+//
+// Append returns an error wrapping [ErrInvalidPath], [ErrInvalidContent] for
+// a malformed entry or summary, or [ErrBudgetExceeded].
+func (s *Store) Append(ctx context.Context, path, entry, summary string) error {
+	_, err := s.append(ctx, path, entry, summary)
+	return err
+}
+
+func (s *Store) append(ctx context.Context, p, entry, summary string) (size int, err error) {
+	const op = "append"
+	end, err := s.begin(ctx, op, p)
+	if err != nil {
+		return 0, err
+	}
+	defer end()
+	t, err := s.resolve(op, p)
+	if err != nil {
+		return 0, err
+	}
+	if summary, err = checkSummary(op, t.path, summary); err != nil {
+		return 0, err
+	}
+	if err := checkText(op, t.path, "entry", entry); err != nil {
+		return 0, err
+	}
+	body := markdown.TrimTrailingBlankLines(markdown.TrimLeadingBlankLines([]byte(entry)))
+	if len(body) == 0 {
+		return 0, modelErr(op, t.path, ErrInvalidContent, "the entry is empty; give the text to add")
+	}
+	ed := markdown.Parse(body)
+	if t.isFact() {
+		err = checkFactEntry(op, t, ed)
+	} else {
+		body, err = s.episodeEntry(op, t, ed)
+	}
+	if err != nil {
+		return 0, err
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, err := s.readFile(op, t)
+	if err != nil {
+		return 0, err
+	}
+	base := markdown.TrimTrailingBlankLines(old)
+	out := make([]byte, 0, len(base)+len(body)+3)
+	out = append(out, base...)
+	if len(base) > 0 {
+		out = append(out, "\n\n"...)
+	}
+	at := len(out)
+	out = append(out, body...)
+	out = append(out, '\n')
+
+	d := markdown.Parse(out)
+	if !t.isFact() && (len(d.Entries) == 0 || d.Entries[len(d.Entries)-1].Start != at) {
+		return 0, modelErr(op, t.path, ErrInvalidContent, "%s ends inside an unclosed block (such as a ``` code fence), so the entry would not start a new section; memory_read the file and close the block with memory_patch, then append again", t.path)
+	}
+	if summary == "" {
+		summary = s.deriveSummary(t, d)
+	}
+	out = d.SetHead(s.title(t), summary)
+	if err := s.commit(ctx, op, t, old, out); err != nil {
+		return 0, err
+	}
+	return len(out), nil
+}
+
+// checkSummary validates an explicit summary and returns it trimmed.
+func checkSummary(op, p, summary string) (string, error) {
+	switch {
+	case strings.ContainsAny(summary, "\r\n"):
+		return "", modelErr(op, p, ErrInvalidContent, "summary must be a single line; drop the line breaks")
+	case !utf8.ValidString(summary) || strings.ContainsFunc(summary, unicode.IsControl):
+		return "", modelErr(op, p, ErrInvalidContent, "summary contains a control character or is not UTF-8 text")
+	}
+	summary = strings.TrimSpace(summary)
+	if n := utf8.RuneCountInString(summary); n > summaryArgMax {
+		return "", modelErr(op, p, ErrInvalidContent, "summary is %d characters, over the limit of %d; aim for under 10 words", n, summaryArgMax)
+	}
+	return summary, nil
+}
+
+// episodeEntry checks an episode entry's shape and adds its Date line when
+// it has none.
+func (s *Store) episodeEntry(op string, t target, d *markdown.Doc) ([]byte, error) {
+	src := d.Src()
+	if len(d.Headings) == 0 || d.Headings[0].Start != 0 || d.Headings[0].Level != 2 {
+		return nil, modelErr(op, t.path, ErrInvalidContent, "an episode entry must start with a \"## \" heading that names the task, such as \"## Tokyo flight research\", followed by \"- Summary: …\" and other bullets")
+	}
+	if d.Level1() {
+		return nil, modelErr(op, t.path, ErrInvalidContent, "an episode entry may not contain a \"# \" title; the file's title is added for you. Start the entry with \"## \"")
+	}
+	if n := len(d.Entries); n > 1 {
+		return nil, modelErr(op, t.path, ErrInvalidContent, "the entry has %d \"## \" headings; append one entry at a time", n)
+	}
+	e := d.Entries[0]
+	if e.Title == "" {
+		return nil, modelErr(op, t.path, ErrInvalidContent, "the entry's \"## \" heading is empty; name the task in it")
+	}
+	if e.Date != "" {
+		return src, nil
+	}
+
+	at := d.Headings[0].End
+	if it, ok := itemAt(d, at); ok && strings.HasPrefix(it.Text, "Summary:") {
+		next := nextLine(src, at)
+		if _, ok := itemAt(d, next); ok || next == len(src) || isBlankAt(src, next) {
+			at = next
+		}
+	}
+	var b bytes.Buffer
+	b.Write(src[:at])
+	if at > 0 && src[at-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	b.WriteString("- Date: " + s.now().Format("2006-01-02"))
+	if rest := src[at:]; len(rest) > 0 {
+		b.WriteByte('\n')
+		if _, ok := itemAt(d, at); !ok && !isBlankAt(src, at) {
+			// A paragraph right after a bullet would continue it.
+			b.WriteByte('\n')
+		}
+		b.Write(rest)
+	}
+	return b.Bytes(), nil
+}
+
+func itemAt(d *markdown.Doc, at int) (markdown.Item, bool) {
+	for _, it := range d.Items {
+		if it.Start == at {
+			return it, true
+		}
+	}
+	return markdown.Item{}, false
+}
+
+// nextLine returns the offset of the line after the one starting at at.
+func nextLine(src []byte, at int) int {
+	if i := bytes.IndexByte(src[at:], '\n'); i >= 0 {
+		return at + i + 1
+	}
+	return len(src)
+}
+
+func isBlankAt(src []byte, at int) bool {
+	line := src[at:nextLine(src, at)]
+	return len(bytes.TrimSpace(line)) == 0
+}

@@ -1,0 +1,141 @@
+package memory
+
+import (
+	"errors"
+	"io/fs"
+	"strings"
+	"unicode"
+
+	"github.com/mdmemory/memory/internal/markdown"
+)
+
+// Facts are the closed set of files under facts/ (Options.FactFiles), loaded
+// whole into prompts and so held to a budget: the sum of their sizes in
+// bytes may not exceed Options.FactsBudget after any change that makes them
+// larger. A change that does not make them larger is always allowed, so a
+// person's over-budget file can be condensed in steps.
+
+// factsSize returns the summed size of the configured fact files on disk.
+func (s *Store) factsSize() (int, error) {
+	total := 0
+	for _, f := range s.opts.FactFiles {
+		fi, err := s.root.Stat(factsDir + "/" + f.Name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		total += int(fi.Size())
+	}
+	return total, nil
+}
+
+// checkBudget refuses a change of a fact file from oldSize to newSize bytes
+// that would take the fact files over the budget.
+func (s *Store) checkBudget(op string, t target, oldSize, newSize int) error {
+	if newSize <= oldSize {
+		return nil
+	}
+	now, err := s.factsSize()
+	if err != nil {
+		return hostErr(op, t.path, err)
+	}
+	after := now - oldSize + newSize
+	if after <= s.opts.FactsBudget {
+		return nil
+	}
+	return modelErr(op, t.path, ErrBudgetExceeded,
+		"facts/ would be %s bytes, over the %s-byte budget (it is %s bytes now); nothing was written. Condense %s first: memory_read it, then memory_write a shorter version that merges or drops outdated facts",
+		thousands(after), thousands(s.opts.FactsBudget), thousands(now), t.path)
+}
+
+// title is the "# " heading the library gives a file that has none:
+// "User" for facts/user.md, "2026-02 Episodes" for episodes/2026-02.md.
+func (s *Store) title(t target) string {
+	if !t.isFact() {
+		return t.month + " Episodes"
+	}
+	stem := strings.TrimSuffix(s.opts.FactFiles[t.fact].Name, ".md")
+	stem = strings.NewReplacer("-", " ", "_", " ").Replace(stem)
+	r := []rune(stem)
+	r[0] = unicode.ToUpper(r[0])
+	return string(r)
+}
+
+// Summary derivation. When a write has no summary line or an append has no
+// summary argument, the summary is derived from the file's content:
+//
+//   - a month file lists its entry titles in file order, separated by ", ";
+//     when they do not fit in summaryMax characters the oldest are left out,
+//     so the newest entries are always named;
+//   - a fact file lists its top-level bullets' first lines, separated by
+//     "; ", as many of the first ones as fit, since a person puts the
+//     defining facts first;
+//
+// A single part too long to fit is cut with "…". A file with nothing to list
+// gets "no entries yet" (month) or "no facts yet" (facts).
+const summaryMax = 100
+
+func (s *Store) deriveSummary(t target, d *markdown.Doc) string {
+	if !t.isFact() {
+		titles := make([]string, 0, len(d.Entries))
+		for _, e := range d.Entries {
+			if e.Title != "" {
+				titles = append(titles, e.Title)
+			}
+		}
+		return joinFit(titles, ", ", true, "no entries yet")
+	}
+	facts := make([]string, 0, len(d.Items))
+	for _, it := range d.Items {
+		if it.Text != "" {
+			facts = append(facts, it.Text)
+		}
+	}
+	return joinFit(facts, "; ", false, "no facts yet")
+}
+
+// joinFit joins as many parts as fit in summaryMax characters, keeping the
+// last ones when newest is set and the first ones otherwise.
+func joinFit(parts []string, sep string, newest bool, empty string) string {
+	if len(parts) == 0 {
+		return empty
+	}
+	n, size := 0, 0
+	for n < len(parts) {
+		p := parts[n]
+		if newest {
+			p = parts[len(parts)-1-n]
+		}
+		add := len([]rune(p))
+		if n > 0 {
+			add += len([]rune(sep))
+		}
+		if size+add > summaryMax {
+			break
+		}
+		size += add
+		n++
+	}
+	if n == 0 {
+		p := parts[0]
+		if newest {
+			p = parts[len(parts)-1]
+		}
+		return cut(p, summaryMax)
+	}
+	if newest {
+		return strings.Join(parts[len(parts)-n:], sep)
+	}
+	return strings.Join(parts[:n], sep)
+}
+
+// checkFactEntry refuses an entry for a fact file that holds a heading: a
+// fact entry is one or more lines, usually "- " bullets.
+func checkFactEntry(op string, t target, d *markdown.Doc) error {
+	if len(d.Headings) > 0 {
+		return modelErr(op, t.path, ErrInvalidContent, "an entry for a fact file may not contain a heading; add facts as bullet lines such as \"- Language: prefers Chinese\"")
+	}
+	return nil
+}

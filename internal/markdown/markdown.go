@@ -1,0 +1,287 @@
+// Package markdown reads the structure of memory files with goldmark's AST
+// and edits them by splicing the original bytes.
+//
+// A memory file is a level-1 title, an optional "> Summary: …" blockquote
+// right after it, and a body: bullet lines in fact files, "## " entries in
+// episode files. Parse reports where each of these sits in the source as byte
+// offsets of whole lines, so that an edit replaces exactly one span and leaves
+// every other byte as a person wrote it. Nothing here does I/O.
+package markdown
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+)
+
+// SummaryPrefix starts the text of a file-level summary blockquote.
+const SummaryPrefix = "Summary:"
+
+// Span is a range of whole lines in a source: [Start, End) in bytes. End
+// includes the final line's newline when the source has one.
+type Span struct{ Start, End int }
+
+// Block is a located block with its plain text. OK is false when the block
+// is absent, in which case the other fields are zero.
+type Block struct {
+	Span
+	Text string
+	OK   bool
+}
+
+// Heading is a heading at the top level of the document (not inside a list
+// or blockquote). Start is the offset of its first line.
+type Heading struct {
+	Span  // the heading's lines (two for a Setext heading)
+	Level int
+	Line  int // 1-based
+	Text  string
+}
+
+// Entry is a "## " section: its heading line through the line before the
+// next top-level heading of level 1 or 2, or the end of the source.
+type Entry struct {
+	Span
+	Line    int // 1-based line of the heading
+	Title   string
+	Summary string // value of a "- Summary: …" bullet in the entry, if any
+	Date    string // value of a "- Date: …" bullet in the entry, if any
+}
+
+// Item is a top-level list item; Text is its first line.
+type Item struct {
+	Line  int // 1-based
+	Start int
+	Text  string
+}
+
+// Doc is the structure of one memory file.
+type Doc struct {
+	Title    Block // a level-1 heading that is the first block
+	Summary  Block // the "> Summary:" blockquote after the title (or first, when untitled); Text excludes the prefix
+	Headings []Heading
+	Entries  []Entry
+	Items    []Item
+
+	src   []byte
+	lines []int // offsets of line starts
+}
+
+// Parse reads src. It never fails: any byte sequence is some markdown.
+func Parse(src []byte) *Doc {
+	root := newParser().Parse(text.NewReader(src))
+	d := &Doc{src: src, lines: lineStarts(src)}
+
+	first := root.FirstChild()
+	next := first
+	if h, ok := first.(*ast.Heading); ok && h.Level == 1 {
+		d.Title = Block{Span: d.headingSpan(h), Text: d.text(h), OK: true}
+		next = first.NextSibling()
+	}
+	if q, ok := next.(*ast.Blockquote); ok {
+		if t, ok := d.summaryText(q); ok {
+			d.Summary = Block{Span: d.blockSpan(q), Text: t, OK: true}
+		}
+	}
+
+	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
+		switch n := n.(type) {
+		case *ast.Heading:
+			sp := d.headingSpan(n)
+			d.Headings = append(d.Headings, Heading{Span: sp, Level: n.Level, Line: d.lineNo(sp.Start), Text: d.text(n)})
+		case *ast.List:
+			for it := n.FirstChild(); it != nil; it = it.NextSibling() {
+				start := d.lineStart(it.Pos())
+				d.Items = append(d.Items, Item{Line: d.lineNo(start), Start: start, Text: d.firstLine(it)})
+			}
+		}
+	}
+
+	for i, h := range d.Headings {
+		if h.Level != 2 {
+			continue
+		}
+		e := Entry{Span: Span{Start: h.Start, End: len(src)}, Line: h.Line, Title: h.Text}
+		for _, g := range d.Headings[i+1:] {
+			if g.Level <= 2 {
+				e.Span.End = g.Start
+				break
+			}
+		}
+		for _, it := range d.Items {
+			if it.Start < e.Start || it.Start >= e.End {
+				continue
+			}
+			if v, ok := field(it.Text, "Summary:"); ok && e.Summary == "" {
+				e.Summary = v
+			}
+			if v, ok := field(it.Text, "Date:"); ok && e.Date == "" {
+				e.Date = v
+			}
+		}
+		d.Entries = append(d.Entries, e)
+	}
+	return d
+}
+
+// Src returns the source the document was parsed from.
+func (d *Doc) Src() []byte { return d.src }
+
+// Level1 reports whether the document has a level-1 heading anywhere at the
+// top level.
+func (d *Doc) Level1() bool {
+	for _, h := range d.Headings {
+		if h.Level == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// Body returns the span after the title and summary: where the file's
+// content starts, leading blank lines included.
+func (d *Doc) Body() Span {
+	start := 0
+	if d.Title.OK {
+		start = d.Title.End
+	}
+	if d.Summary.OK {
+		start = d.Summary.End
+	}
+	return Span{Start: start, End: len(d.src)}
+}
+
+// field returns the value after key in s ("Date: 2026-02-01" → "2026-02-01").
+func field(s, key string) (string, bool) {
+	if !strings.HasPrefix(s, key) {
+		return "", false
+	}
+	return strings.TrimSpace(s[len(key):]), true
+}
+
+func newParser() parser.Parser {
+	// A fresh parser per call: goldmark parsers are cheap to build and this
+	// keeps Parse free of shared state.
+	return goldmark.New().Parser()
+}
+
+func lineStarts(src []byte) []int {
+	starts := []int{0}
+	for i, c := range src {
+		if c == '\n' && i+1 < len(src) {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+// lineStart returns the offset of the start of the line holding pos.
+func (d *Doc) lineStart(pos int) int {
+	if pos < 0 {
+		return 0
+	}
+	if pos > len(d.src) {
+		pos = len(d.src)
+	}
+	i := sort.Search(len(d.lines), func(i int) bool { return d.lines[i] > pos }) - 1
+	return d.lines[i]
+}
+
+// lineEnd returns the offset just after the newline ending the line that
+// holds pos (or the end of the source).
+func (d *Doc) lineEnd(pos int) int {
+	if pos >= len(d.src) {
+		return len(d.src)
+	}
+	if i := bytes.IndexByte(d.src[pos:], '\n'); i >= 0 {
+		return pos + i + 1
+	}
+	return len(d.src)
+}
+
+func (d *Doc) lineNo(start int) int {
+	return sort.Search(len(d.lines), func(i int) bool { return d.lines[i] > start })
+}
+
+// headingSpan covers an ATX heading's line, or a Setext heading's text
+// lines and underline.
+func (d *Doc) headingSpan(h *ast.Heading) Span {
+	start := d.lineStart(h.Pos())
+	end := d.lineEnd(start)
+	if lines := h.Lines(); lines.Len() > 0 && !d.isATX(start) {
+		end = d.lineEnd(d.lineEnd(lines.At(lines.Len() - 1).Start))
+	}
+	return Span{Start: start, End: end}
+}
+
+// isATX reports whether the line at start opens an ATX heading: up to three
+// spaces, one to six '#', then a space, a tab or the end of the line.
+func (d *Doc) isATX(start int) bool {
+	line := d.src[start:d.lineEnd(start)]
+	i := 0
+	for i < len(line) && i < 3 && line[i] == ' ' {
+		i++
+	}
+	n := 0
+	for i < len(line) && line[i] == '#' {
+		i++
+		n++
+	}
+	return n >= 1 && n <= 6 && (i == len(line) || line[i] == ' ' || line[i] == '\t' || line[i] == '\r' || line[i] == '\n')
+}
+
+// blockSpan covers a container block through the end of the last line any
+// of its descendants occupies.
+func (d *Doc) blockSpan(n ast.Node) Span {
+	start := d.lineStart(n.Pos())
+	last := start
+	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+		if entering && c.Type() == ast.TypeBlock {
+			if l := c.Lines(); l.Len() > 0 {
+				last = max(last, l.At(l.Len()-1).Start)
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	return Span{Start: start, End: d.lineEnd(last)}
+}
+
+// summaryText returns the text of a blockquote whose first paragraph starts
+// with SummaryPrefix, without the prefix, lines joined by spaces.
+func (d *Doc) summaryText(q *ast.Blockquote) (string, bool) {
+	p, ok := q.FirstChild().(*ast.Paragraph)
+	if !ok {
+		return "", false
+	}
+	t, ok := field(d.text(p), SummaryPrefix)
+	return t, ok
+}
+
+// text joins a block's lines with single spaces.
+func (d *Doc) text(n ast.Node) string {
+	lines := n.Lines()
+	parts := make([]string, 0, lines.Len())
+	for i := range lines.Len() {
+		seg := lines.At(i)
+		if s := strings.TrimSpace(string(seg.Value(d.src))); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// firstLine returns the first line of text in a list item.
+func (d *Doc) firstLine(it ast.Node) string {
+	for c := it.FirstChild(); c != nil; c = c.NextSibling() {
+		if l := c.Lines(); l.Len() > 0 {
+			seg := l.At(0)
+			return strings.TrimSpace(string(seg.Value(d.src)))
+		}
+	}
+	return ""
+}

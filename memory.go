@@ -1,0 +1,625 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mdmemory/memory/internal/markdown"
+)
+
+// Defaults for the zero values of [Options].
+const (
+	DefaultFactsBudget = 15360 // bytes over all fact files
+	DefaultIndexBudget = 2000  // characters of IndexMessage
+)
+
+// maxFileSize bounds any one memory file the library writes: memory files
+// are read whole into prompts, and a model asking for more is mistaken.
+const maxFileSize = 1 << 20
+
+// headSize is how much of a file List reads to find its title and summary.
+const headSize = 1024
+
+// Options configure a [Store]. The zero value, like a nil *Options, gives
+// the defaults. Open copies the struct: changing it afterwards has no effect.
+type Options struct {
+	// FactFiles is the closed set of fact files, in the order they are
+	// listed and shown to the reflector. nil means user.md and memory.md
+	// with the purposes the design gives them.
+	FactFiles []FactFile
+
+	// FactsBudget is the limit, in bytes, on the summed size of the fact
+	// files. 0 means DefaultFactsBudget (15360).
+	FactsBudget int
+
+	// Now is the clock used for entry dates and month files. nil means
+	// time.Now.
+	Now func() time.Time
+
+	// IndexBudget is the size, in characters, IndexMessage aims for.
+	// 0 means DefaultIndexBudget (2000).
+	IndexBudget int
+}
+
+// FactFile is one file of the closed set under facts/.
+type FactFile struct {
+	// Name is the file's name inside facts/, such as "user.md": lower-case
+	// letters, digits, '-' and '_', ending in ".md".
+	Name string
+	// Purpose says what belongs in the file; the reflector's prompt shows it
+	// to the model.
+	Purpose string
+}
+
+// defaultFactFiles is the seed's closed set; a function so that no mutable
+// default is exported.
+func defaultFactFiles() []FactFile {
+	return []FactFile{
+		{Name: "user.md", Purpose: "about the person: identity, preferences, relationships, important dates, recurring habits"},
+		{Name: "memory.md", Purpose: "about experience: insights from past tasks, patterns learned, non-obvious know-how"},
+	}
+}
+
+// FileInfo describes one memory file, as memory_list shows it.
+type FileInfo struct {
+	Path    string `json:"path"`    // relative and slash-separated: "facts/user.md"
+	Summary string `json:"summary"` // the file's "> Summary:" line, "" when it has none
+	Size    int64  `json:"size"`    // bytes on disk
+}
+
+// A Store is a memory directory: the fact files under facts/ and the month
+// files under episodes/. Every file is read from disk when it is needed, so
+// a person's edit in an editor is seen by the very next call.
+//
+// A Store is safe for concurrent use by multiple goroutines. Changes are
+// serialised inside the Store; readers never see a partly written file.
+type Store struct {
+	root *os.Root
+	opts Options
+
+	mu sync.Mutex // serialises read-modify-write of files
+
+	life   sync.RWMutex // held for reading by each operation, for writing by Close
+	closed bool
+}
+
+// Open opens the memory directory dir, creating it and its facts/ and
+// episodes/ folders if needed, and removes temporary files a crash may have
+// left behind. A nil opts gives the defaults. Open returns an error wrapping
+// [ErrInvalidPath] when a FactFile name is not a valid file name, and a
+// plain error for other invalid options or when the directory cannot be
+// created or opened.
+func Open(dir string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if err := o.fill(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, hostErr("open", "", err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, hostErr("open", "", err)
+	}
+	s := &Store{root: root, opts: o}
+	for _, sub := range []string{factsDir, episodesDir} {
+		if err := root.Mkdir(sub, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			root.Close()
+			return nil, hostErr("open", sub, err)
+		}
+		if err := s.removeTemps(sub); err != nil {
+			root.Close()
+			return nil, hostErr("open", sub, err)
+		}
+	}
+	return s, nil
+}
+
+// fill checks the options and applies the defaults.
+func (o *Options) fill() error {
+	if o.FactFiles == nil {
+		o.FactFiles = defaultFactFiles()
+	}
+	o.FactFiles = slices.Clone(o.FactFiles)
+	if len(o.FactFiles) == 0 {
+		return errors.New("memory: open: Options.FactFiles is empty; leave it nil for the defaults")
+	}
+	seen := map[string]bool{}
+	for _, f := range o.FactFiles {
+		if !validFactName(f.Name) {
+			return fmt.Errorf("memory: open: fact file %q: %w: use lower-case letters, digits, '-' and '_', ending in .md", f.Name, ErrInvalidPath)
+		}
+		if seen[f.Name] {
+			return fmt.Errorf("memory: open: fact file %q listed twice: %w", f.Name, ErrInvalidPath)
+		}
+		seen[f.Name] = true
+	}
+	if o.FactsBudget < 0 || o.IndexBudget < 0 {
+		return errors.New("memory: open: FactsBudget and IndexBudget may not be negative")
+	}
+	if o.FactsBudget == 0 {
+		o.FactsBudget = DefaultFactsBudget
+	}
+	if o.IndexBudget == 0 {
+		o.IndexBudget = DefaultIndexBudget
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return nil
+}
+
+func validFactName(name string) bool {
+	stem, ok := strings.CutSuffix(name, ".md")
+	if !ok || stem == "" {
+		return false
+	}
+	for _, c := range stem {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Close releases the directory. Calls after the first return nil; other
+// methods then return [ErrClosed]. Close waits for operations in progress.
+func (s *Store) Close() error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.root.Close()
+}
+
+// begin starts an operation: it fails when ctx is done or the store is
+// closed, and otherwise keeps Close waiting until the returned func runs.
+func (s *Store) begin(ctx context.Context, op, p string) (end func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, hostErr(op, p, err)
+	}
+	s.life.RLock()
+	if s.closed {
+		s.life.RUnlock()
+		return nil, hostErr(op, p, ErrClosed)
+	}
+	return s.life.RUnlock, nil
+}
+
+func (s *Store) now() time.Time { return s.opts.Now() }
+
+// List returns the memory files: the fact files that exist, in the
+// configured order, then the month files, newest first. Only the head of
+// each file is read, for its summary. Files in the root that are not memory
+// files are not listed. An empty store gives an empty, non-nil slice.
+func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
+	end, err := s.begin(ctx, "list", "")
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+
+	files := []FileInfo{}
+	for _, f := range s.opts.FactFiles {
+		info, ok, err := s.head(factsDir + "/" + f.Name)
+		if err != nil {
+			return nil, hostErr("list", "", err)
+		}
+		if ok {
+			files = append(files, info)
+		}
+	}
+	months, err := s.months()
+	if err != nil {
+		return nil, hostErr("list", "", err)
+	}
+	for _, m := range months {
+		if err := ctx.Err(); err != nil {
+			return nil, hostErr("list", "", err)
+		}
+		info, ok, err := s.head(episodesDir + "/" + m + ".md")
+		if err != nil {
+			return nil, hostErr("list", "", err)
+		}
+		if ok {
+			files = append(files, info)
+		}
+	}
+	return files, nil
+}
+
+// months returns the months that have a file in episodes/, newest first.
+func (s *Store) months() ([]string, error) {
+	dir, err := s.root.Open(episodesDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	var months []string
+	for _, n := range names {
+		if m, ok := monthOf(n); ok {
+			months = append(months, m)
+		}
+	}
+	slices.Sort(months)
+	slices.Reverse(months)
+	return months, nil
+}
+
+// head reads the start of a file for its summary. ok is false when the file
+// does not exist or is not a regular file.
+func (s *Store) head(p string) (info FileInfo, ok bool, err error) {
+	f, err := s.root.Open(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || s.isLink(p) {
+			return FileInfo{}, false, nil
+		}
+		return FileInfo{}, false, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return FileInfo{}, false, err
+	}
+	if !st.Mode().IsRegular() {
+		return FileInfo{}, false, nil
+	}
+	buf := make([]byte, min(st.Size(), headSize))
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return FileInfo{}, false, err
+	}
+	buf = buf[:n]
+	d := markdown.Parse(buf)
+	if d.Summary.OK && d.Summary.End == len(buf) && int64(n) < st.Size() {
+		// The summary may go on past the head: read the rest of its block.
+		more, err := io.ReadAll(io.LimitReader(f, maxFileSize))
+		if err != nil {
+			return FileInfo{}, false, err
+		}
+		d = markdown.Parse(append(buf, more...))
+	}
+	return FileInfo{Path: p, Summary: d.Summary.Text, Size: st.Size()}, true, nil
+}
+
+// Read returns the content of the file at path. It returns an error wrapping
+// [ErrInvalidPath] for a path outside the grammar and [ErrNotFound] for a
+// file that does not exist.
+func (s *Store) Read(ctx context.Context, path string) (string, error) {
+	end, err := s.begin(ctx, "read", path)
+	if err != nil {
+		return "", err
+	}
+	defer end()
+	t, err := s.resolve("read", path)
+	if err != nil {
+		return "", err
+	}
+	b, err := s.readFile("read", t)
+	if err != nil {
+		return "", err
+	}
+	if b == nil {
+		return "", modelErr("read", t.path, ErrNotFound, "%s does not exist yet; call memory_list to see the files there are", t.path)
+	}
+	return string(b), nil
+}
+
+// readFile reads a target whole. A missing file gives nil and no error.
+func (s *Store) readFile(op string, t target) ([]byte, error) {
+	b, err := s.root.ReadFile(t.path)
+	switch {
+	case err == nil:
+		if b == nil {
+			b = []byte{}
+		}
+		return b, nil
+	case s.escaped(t, err):
+		return nil, modelErr(op, t.path, ErrInvalidPath, "%s is a symbolic link that leads outside the memory directory; it cannot be used", t.path)
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	default:
+		return nil, hostErr(op, t.path, err)
+	}
+}
+
+// Write creates or replaces the file at path with content. A content without
+// a "# " title gets the file's title; one without a "> Summary:" line gets a
+// derived one (see [Store.Append] for the rule); a summary line already in
+// content is kept as written. The file always ends with a newline.
+//
+// Write returns an error wrapping [ErrInvalidPath] for a path outside the
+// grammar, [ErrInvalidContent] for content that is not UTF-8, holds a NUL
+// byte or is over 1 MiB, and [ErrBudgetExceeded] when a fact file would
+// take the fact files over the budget.
+func (s *Store) Write(ctx context.Context, path, content string) error {
+	_, err := s.write(ctx, path, content)
+	return err
+}
+
+func (s *Store) write(ctx context.Context, p, content string) (size int, err error) {
+	const op = "write"
+	end, err := s.begin(ctx, op, p)
+	if err != nil {
+		return 0, err
+	}
+	defer end()
+	t, err := s.resolve(op, p)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkText(op, t.path, "content", content); err != nil {
+		return 0, err
+	}
+	data := []byte(content)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		data = append(data, '\n')
+	}
+	d := markdown.Parse(data)
+	if !d.Title.OK || !d.Summary.OK {
+		summary := d.Summary.Text
+		if !d.Summary.OK {
+			summary = s.deriveSummary(t, d)
+		}
+		data = d.SetHead(s.title(t), summary)
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, err := s.readFile(op, t)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.commit(ctx, op, t, old, data); err != nil {
+		return 0, err
+	}
+	return len(data), nil
+}
+
+// Patch is one literal replacement for [Store.Patch].
+type Patch struct {
+	OldText string // text to find; must occur exactly once at its turn
+	NewText string // replacement; may be empty to delete OldText
+}
+
+// Patch applies patches to the file at path, in order, and returns how many
+// it applied: all of them, or none when any fails. Each OldText must occur
+// exactly once in the text as the earlier patches left it (overlapping
+// occurrences count) and is replaced literally by NewText. Patch splices
+// only what the patches say: it does not touch the summary line.
+//
+// Patch returns an error wrapping [ErrPatchFailed] naming the failing patch,
+// [ErrInvalidContent] for an empty list, [ErrNotFound] for a missing file,
+// and the errors of [Store.Write] for the result.
+func (s *Store) Patch(ctx context.Context, path string, patches []Patch) (int, error) {
+	n, _, err := s.patch(ctx, path, patches)
+	return n, err
+}
+
+func (s *Store) patch(ctx context.Context, p string, patches []Patch) (applied, size int, err error) {
+	const op = "patch"
+	end, err := s.begin(ctx, op, p)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer end()
+	t, err := s.resolve(op, p)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(patches) == 0 {
+		return 0, 0, modelErr(op, t.path, ErrInvalidContent, "patches is empty; give at least one {oldText, newText} pair")
+	}
+	for i, pt := range patches {
+		if err := checkText(op, t.path, fmt.Sprintf("patch %d of %d: newText", i+1, len(patches)), pt.NewText); err != nil {
+			return 0, 0, err
+		}
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, err := s.readFile(op, t)
+	if err != nil {
+		return 0, 0, err
+	}
+	if old == nil {
+		return 0, 0, modelErr(op, t.path, ErrNotFound, "%s does not exist; create it with memory_write or memory_append", t.path)
+	}
+	text := string(old)
+	for i, pt := range patches {
+		which := fmt.Sprintf("patch %d of %d", i+1, len(patches))
+		if pt.OldText == "" {
+			return 0, 0, modelErr(op, t.path, ErrPatchFailed, "%s: oldText is empty; copy the exact text to replace from memory_read. Nothing was changed", which)
+		}
+		switch n := countOverlapping(text, pt.OldText); n {
+		case 1:
+			text = strings.Replace(text, pt.OldText, pt.NewText, 1)
+		case 0:
+			return 0, 0, modelErr(op, t.path, ErrPatchFailed, "%s: oldText was not found in %s%s; call memory_read and copy the text exactly. Nothing was changed", which, t.path, afterEarlier(i))
+		default:
+			return 0, 0, modelErr(op, t.path, ErrPatchFailed, "%s: oldText was found %d times in %s%s; include more of the surrounding text so it matches once. Nothing was changed", which, n, t.path, afterEarlier(i))
+		}
+	}
+	if err := checkText(op, t.path, "the patched file", text); err != nil {
+		return 0, 0, err
+	}
+	if err := s.commit(ctx, op, t, old, []byte(text)); err != nil {
+		return 0, 0, err
+	}
+	return len(patches), len(text), nil
+}
+
+func afterEarlier(i int) string {
+	if i == 0 {
+		return ""
+	}
+	return " (after the earlier patches were applied)"
+}
+
+// countOverlapping counts the occurrences of sub in s, overlapping ones
+// included: "aa" occurs twice in "aaa".
+func countOverlapping(s, sub string) int {
+	n := 0
+	for {
+		i := strings.Index(s, sub)
+		if i < 0 {
+			return n
+		}
+		n++
+		_, size := utf8.DecodeRuneInString(s[i:])
+		s = s[i+size:]
+	}
+}
+
+// checkText refuses text no memory file may hold.
+func checkText(op, p, what, text string) error {
+	switch {
+	case !utf8.ValidString(text):
+		return modelErr(op, p, ErrInvalidContent, "%s is not valid UTF-8 text", what)
+	case strings.IndexByte(text, 0) >= 0:
+		return modelErr(op, p, ErrInvalidContent, "%s contains a NUL byte; memory files are plain text", what)
+	case len(text) > maxFileSize:
+		return modelErr(op, p, ErrInvalidContent, "%s is %s bytes, over the %s-byte limit for one memory file; keep memory condensed", what, thousands(len(text)), thousands(maxFileSize))
+	}
+	return nil
+}
+
+// commit checks the facts budget and the size limit, then replaces t with
+// data atomically. The caller holds s.mu; old is the current content (nil
+// when the file does not exist).
+func (s *Store) commit(ctx context.Context, op string, t target, old, data []byte) error {
+	if len(data) > maxFileSize {
+		return modelErr(op, t.path, ErrInvalidContent, "%s would be %s bytes, over the %s-byte limit for one memory file; start a new file or condense this one", t.path, thousands(len(data)), thousands(maxFileSize))
+	}
+	if t.isFact() {
+		if err := s.checkBudget(op, t, len(old), len(data)); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return hostErr(op, t.path, err)
+	}
+	if err := s.replace(t.path, data); err != nil {
+		return hostErr(op, t.path, err)
+	}
+	return nil
+}
+
+// replace writes data to name atomically: a temporary dot-file beside it,
+// fsync, rename over name, fsync of the folder. A reader sees the old
+// content or the new, never a mix; after a crash the file is one or the
+// other, and Open removes the temporary file.
+func (s *Store) replace(name string, data []byte) (err error) {
+	dir, base := path.Split(name)
+	perm := fs.FileMode(0o644)
+	if fi, err := s.root.Stat(name); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	var f *os.File
+	var tmp string
+	for range 100 {
+		tmp = dir + "." + base + tempMark + strconv.FormatUint(rand.Uint64(), 36)
+		f, err = s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			s.root.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Chmod(perm); err != nil && runtime.GOOS != "windows" {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = s.root.Rename(tmp, name); err != nil {
+		return err
+	}
+	return s.syncDir(path.Clean(dir))
+}
+
+// tempMark sits between a target's name and a random suffix in the name of
+// a temporary file: ".user.md.tmp-1x2y3z".
+const tempMark = ".tmp-"
+
+// syncDir makes a rename in dir durable. Windows cannot fsync a directory;
+// there the rename is durable when the file system says so.
+func (s *Store) syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := s.root.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// removeTemps deletes the temporary files a crash left in dir.
+func (s *Store) removeTemps(dir string) error {
+	d, err := s.root.Open(dir)
+	if err != nil {
+		return err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, ".") && strings.Contains(n, ".md"+tempMark) {
+			if err := s.root.Remove(dir + "/" + n); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// thousands formats n with comma separators: 15360 → "15,360".
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

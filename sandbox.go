@@ -1,0 +1,126 @@
+package memory
+
+import (
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// The sandbox. Paths from the model are matched against a small grammar, not
+// a blacklist: facts/<name> for a configured fact file name, or
+// episodes/YYYY-MM.md for a real month. Anything else is refused before the
+// disk is touched, and the files that are touched are reached only through
+// the store's os.Root, so a symbolic link cannot lead out of the directory.
+
+const (
+	factsDir    = "facts"
+	episodesDir = "episodes"
+)
+
+// target is a path that passed the grammar.
+type target struct {
+	path  string // canonical and slash-separated: "facts/user.md"
+	fact  int    // index into Options.FactFiles, or -1 for an episode file
+	month string // "2026-02" for an episode file
+}
+
+func (t target) isFact() bool { return t.fact >= 0 }
+
+// resolve maps a model-supplied path to a file of the store, or explains with
+// an ErrInvalidPath model error why it is not one.
+func (s *Store) resolve(op, p string) (target, error) {
+	bad := func(format string, args ...any) (target, error) {
+		return target{}, modelErr(op, quoteIfOdd(p), ErrInvalidPath, format+"; "+s.validPaths(), args...)
+	}
+	switch {
+	case p == "":
+		return bad("the path is empty")
+	case strings.ContainsFunc(p, unicode.IsControl):
+		return bad("the path contains a control character")
+	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || (len(p) > 1 && p[1] == ':'):
+		return bad("the path must be relative to the memory directory, not absolute")
+	case strings.Contains(p, `\`):
+		return bad(`the path must use forward slashes, not backslashes`)
+	}
+	segs := strings.Split(p, "/")
+	for _, seg := range segs {
+		switch {
+		case seg == "." || seg == "..":
+			return bad("the path may not contain . or .. segments")
+		case seg == "":
+			return bad("the path has an empty segment (a doubled or trailing slash)")
+		case strings.HasPrefix(seg, "."):
+			return bad("the path may not name hidden files or folders")
+		}
+	}
+	if len(segs) == 2 && segs[0] == factsDir {
+		for i, f := range s.opts.FactFiles {
+			if segs[1] == f.Name {
+				return target{path: p, fact: i}, nil
+			}
+		}
+		return bad("%s is not one of the fact files", p)
+	}
+	if len(segs) == 2 && segs[0] == episodesDir {
+		if m, ok := monthOf(segs[1]); ok {
+			return target{path: p, fact: -1, month: m}, nil
+		}
+		return bad("%s is not a month file: the name must be YYYY-MM.md with a year from 1000 to 9999 and a month from 01 to 12", p)
+	}
+	return bad("%s is not a memory file", p)
+}
+
+// monthOf returns "YYYY-MM" when name is "YYYY-MM.md" for a real month.
+func monthOf(name string) (string, bool) {
+	if len(name) != len("2006-01.md") || name[4] != '-' || name[7:] != ".md" {
+		return "", false
+	}
+	for i, c := range name[:7] {
+		if i != 4 && (c < '0' || c > '9') {
+			return "", false
+		}
+	}
+	mm := name[5:7]
+	if name[0] == '0' || mm < "01" || mm > "12" {
+		return "", false
+	}
+	return name[:7], true
+}
+
+// validPaths is the model-facing statement of the grammar.
+func (s *Store) validPaths() string {
+	var b strings.Builder
+	b.WriteString("valid paths are ")
+	for _, f := range s.opts.FactFiles {
+		b.WriteString(factsDir + "/" + f.Name + ", ")
+	}
+	b.WriteString("and episodes/YYYY-MM.md (for example episodes/" + s.now().Format("2006-01") + ".md)")
+	return b.String()
+}
+
+// quoteIfOdd keeps a path readable in an error message: a path with control
+// characters, or an absurdly long one, is shown quoted or cut.
+func quoteIfOdd(p string) string {
+	if len(p) > 200 {
+		p = p[:200] + "…"
+	}
+	if strings.ContainsFunc(p, unicode.IsControl) || p == "" {
+		return strconv.Quote(p)
+	}
+	return p
+}
+
+// escaped reports whether a failed access to t failed because its folder or
+// the file itself is a symbolic link that os.Root refused to follow out of
+// the root. os.Root does not export its "path escapes" error, so the store
+// looks at the links themselves.
+func (s *Store) escaped(t target, err error) bool {
+	return err != nil && (s.isLink(path.Dir(t.path)) || s.isLink(t.path))
+}
+
+func (s *Store) isLink(name string) bool {
+	fi, err := s.root.Lstat(name)
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
+}

@@ -1,0 +1,455 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Tool is one memory tool, ready to register in an agent's tool registry:
+// a name, a model-facing description that says when to use it, a JSON
+// Schema for its arguments, and [Tool.Call] to run it.
+type Tool struct {
+	Name        string          // e.g. "memory_read"
+	Description string          // model-facing; says what the tool does and when to use it
+	InputSchema json.RawMessage // JSON Schema of the arguments: type object, every property required, no others
+
+	call func(ctx context.Context, args json.RawMessage) (ToolResult, error)
+}
+
+// ToolResult is what a tool call gives back to the model.
+type ToolResult struct {
+	Text    string // what the model sees: JSON or plain text
+	IsError bool   // the model made a mistake it can fix; Text says what and how
+}
+
+// Call runs the tool with the model's JSON arguments. Empty or null args
+// count as {}. A mistake the model can fix (invalid JSON, an unknown or
+// missing argument, a bad path, a budget exceeded, patch text not found)
+// returns a ToolResult with IsError set and a nil error. A failure of the
+// host (disk, cancelled context, closed store) returns a non-nil error.
+func (t Tool) Call(ctx context.Context, args json.RawMessage) (ToolResult, error) {
+	if t.call == nil {
+		return ToolResult{}, fmt.Errorf("memory: tool %q was not made by a Store", t.Name)
+	}
+	return t.call(ctx, args)
+}
+
+// Tools returns the agent's memory tools: memory_list, memory_read,
+// memory_write, memory_patch and memory_append. Their descriptions name the
+// configured fact files and budget.
+func (s *Store) Tools() []Tool {
+	return []Tool{s.listTool(), s.readTool(), s.writeTool(), s.patchTool(), s.appendTool()}
+}
+
+// ReflectionTools returns the tools the post-task reflector uses:
+// memory_read, memory_write, memory_patch and memory_append.
+func (s *Store) ReflectionTools() []Tool {
+	return []Tool{s.readTool(), s.writeTool(), s.patchTool(), s.appendTool()}
+}
+
+const pathProperty = `"path": {"type": "string", "description": "A memory file: %s."}`
+
+// pathList names the valid paths for descriptions and schemas.
+func (s *Store) pathList() string {
+	var b strings.Builder
+	for _, f := range s.opts.FactFiles {
+		b.WriteString(factsDir + "/" + f.Name + ", ")
+	}
+	b.WriteString("or " + episodesDir + "/YYYY-MM.md for a month's episodes")
+	return b.String()
+}
+
+// factList describes the fact files and their purposes.
+func (s *Store) factList() string {
+	parts := make([]string, len(s.opts.FactFiles))
+	for i, f := range s.opts.FactFiles {
+		parts[i] = factsDir + "/" + f.Name
+		if f.Purpose != "" {
+			parts[i] += " (" + f.Purpose + ")"
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (s *Store) listTool() Tool {
+	return Tool{
+		Name: "memory_list",
+		Description: "List the saved memory files with their one-line summaries and sizes in bytes: " +
+			"the fact files first, then the episode files, newest month first. " +
+			"Use it to see what is remembered, then memory_read the files that matter for the task.",
+		InputSchema: schema(`{"type": "object", "properties": {}, "required": [], "additionalProperties": false}`),
+		call: func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
+			var a struct{}
+			if msg := decodeArgs(args, &a); msg != "" {
+				return ToolResult{Text: msg, IsError: true}, nil
+			}
+			files, err := s.List(ctx)
+			return jsonResult(files, err)
+		},
+	}
+}
+
+type readArgs struct {
+	Path *string `json:"path"`
+}
+
+func (s *Store) readTool() Tool {
+	return Tool{
+		Name: "memory_read",
+		Description: "Read one memory file in full. Use it when the memory index or memory_list shows a file " +
+			"that may help with the task, and before changing a file with memory_write or memory_patch.",
+		InputSchema: schema(`{"type": "object", "properties": {` + fmt.Sprintf(pathProperty, s.pathList()) +
+			`}, "required": ["path"], "additionalProperties": false}`),
+		call: func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
+			var a readArgs
+			if msg := decodeArgs(args, &a, "path"); msg != "" {
+				return ToolResult{Text: msg, IsError: true}, nil
+			}
+			if a.Path == nil {
+				return missing("path")
+			}
+			text, err := s.Read(ctx, *a.Path)
+			if err != nil {
+				return errResult(err)
+			}
+			return ToolResult{Text: text}, nil
+		},
+	}
+}
+
+type writeArgs struct {
+	Path    *string `json:"path"`
+	Content *string `json:"content"`
+}
+
+type sizeResult struct {
+	Path string `json:"path"`
+	Size int    `json:"size"`
+}
+
+func (s *Store) writeTool() Tool {
+	return Tool{
+		Name: "memory_write",
+		Description: "Create or replace a whole memory file. Use it to rewrite a fact file after reading it: " +
+			"to merge a new fact into the right place, correct an outdated one, or condense the file. " +
+			"The fact files are " + s.factList() + ". " +
+			"Together they may hold at most " + thousands(s.opts.FactsBudget) + " bytes, so keep them condensed. " +
+			"Start the content with a \"# \" title and a \"> Summary: \" line of under 10 words; a missing one is added. " +
+			"To change a few lines use memory_patch; to add an episode use memory_append.",
+		InputSchema: schema(`{"type": "object", "properties": {` + fmt.Sprintf(pathProperty, s.pathList()) + `,
+			"content": {"type": "string", "description": "The whole new content of the file, in markdown."}
+			}, "required": ["path", "content"], "additionalProperties": false}`),
+		call: func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
+			var a writeArgs
+			if msg := decodeArgs(args, &a, "path", "content"); msg != "" {
+				return ToolResult{Text: msg, IsError: true}, nil
+			}
+			switch {
+			case a.Path == nil:
+				return missing("path")
+			case a.Content == nil:
+				return missing("content")
+			}
+			size, err := s.write(ctx, *a.Path, *a.Content)
+			return jsonResult(sizeResult{Path: *a.Path, Size: size}, err)
+		},
+	}
+}
+
+type patchArgs struct {
+	Path    *string           `json:"path"`
+	Patches []json.RawMessage `json:"patches"`
+}
+
+type patchArg struct {
+	OldText *string `json:"oldText"`
+	NewText *string `json:"newText"`
+}
+
+func (s *Store) patchTool() Tool {
+	return Tool{
+		Name: "memory_patch",
+		Description: "Change part of a memory file by exact text replacement, without rewriting the rest. " +
+			"Each patch replaces oldText, which must occur exactly once in the file, with newText (empty to delete it). " +
+			"Patches apply in order, all or nothing. Copy oldText exactly from memory_read. " +
+			"The summary line is not updated for you: patch it too when it no longer fits.",
+		InputSchema: schema(`{"type": "object", "properties": {` + fmt.Sprintf(pathProperty, s.pathList()) + `,
+			"patches": {"type": "array", "description": "One or more replacements, applied in order.", "items": {
+				"type": "object", "properties": {
+					"oldText": {"type": "string", "description": "Text to find; must occur exactly once."},
+					"newText": {"type": "string", "description": "Replacement text; empty to delete oldText."}
+				}, "required": ["oldText", "newText"], "additionalProperties": false}}
+			}, "required": ["path", "patches"], "additionalProperties": false}`),
+		call: func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
+			var a patchArgs
+			if msg := decodeArgs(args, &a, "path", "patches"); msg != "" {
+				return ToolResult{Text: msg, IsError: true}, nil
+			}
+			switch {
+			case a.Path == nil:
+				return missing("path")
+			case a.Patches == nil:
+				return missing("patches")
+			}
+			patches := make([]Patch, len(a.Patches))
+			for i, raw := range a.Patches {
+				var p patchArg
+				if msg := decodeArgs(raw, &p, "oldText", "newText"); msg != "" {
+					return ToolResult{Text: fmt.Sprintf("patches[%d]: %s", i, msg), IsError: true}, nil
+				}
+				switch {
+				case p.OldText == nil:
+					return missing(fmt.Sprintf("patches[%d].oldText", i))
+				case p.NewText == nil:
+					return missing(fmt.Sprintf("patches[%d].newText (use \"\" to delete the old text)", i))
+				}
+				patches[i] = Patch{OldText: *p.OldText, NewText: *p.NewText}
+			}
+			n, size, err := s.patch(ctx, *a.Path, patches)
+			return jsonResult(struct {
+				Path         string `json:"path"`
+				Size         int    `json:"size"`
+				AppliedCount int    `json:"appliedCount"`
+			}{*a.Path, size, n}, err)
+		},
+	}
+}
+
+type appendArgs struct {
+	Path    *string `json:"path"`
+	Entry   *string `json:"entry"`
+	Summary *string `json:"summary"`
+}
+
+func (s *Store) appendTool() Tool {
+	return Tool{
+		Name: "memory_append",
+		Description: "Add an entry at the end of a memory file, creating the file if needed. " +
+			"For an episode (a significant task and its outcome) the path is episodes/YYYY-MM.md for the current month " +
+			"and the entry is one section: a \"## \" heading naming the task, then bullets such as " +
+			"\"- Summary: \" (under 10 words), \"- Date: YYYY-MM-DD\" (added if missing), \"- Task: \", \"- Outcome: \", \"- Lesson: \". " +
+			"For a fact file the entry is one or more \"- \" bullet lines, checked against the facts budget. " +
+			"The file's summary line is refreshed: pass summary to set it, or null to derive it from the content.",
+		InputSchema: schema(`{"type": "object", "properties": {` + fmt.Sprintf(pathProperty, s.pathList()) + `,
+			"entry": {"type": "string", "description": "The markdown to add."},
+			"summary": {"type": ["string", "null"], "description": "New one-line summary of the whole file, under 10 words; null to derive it."}
+			}, "required": ["path", "entry", "summary"], "additionalProperties": false}`),
+		call: func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
+			var a appendArgs
+			if msg := decodeArgs(args, &a, "path", "entry", "summary"); msg != "" {
+				return ToolResult{Text: msg, IsError: true}, nil
+			}
+			switch {
+			case a.Path == nil:
+				return missing("path")
+			case a.Entry == nil:
+				return missing("entry")
+			}
+			summary := ""
+			if a.Summary != nil {
+				summary = *a.Summary
+			}
+			size, err := s.append(ctx, *a.Path, *a.Entry, summary)
+			return jsonResult(sizeResult{Path: *a.Path, Size: size}, err)
+		},
+	}
+}
+
+// schema compacts a JSON Schema literal. The literals are constants of this
+// file, so a failure is a bug caught by the tests.
+func schema(s string) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		panic("memory: bad tool schema: " + err.Error())
+	}
+	return b.Bytes()
+}
+
+// decodeArgs decodes a JSON object into v. Unlike encoding/json it refuses
+// keys that are not exactly one of names, case included. It returns a
+// model-facing description of the problem, or "".
+func decodeArgs(raw json.RawMessage, v any, names ...string) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return describeJSONError(err)
+	}
+	var unknown []string
+	for k := range keys {
+		if !slices.Contains(names, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		want := "no arguments"
+		if len(names) > 0 {
+			want = "only " + strings.Join(names, ", ")
+		}
+		return fmt.Sprintf("unknown argument %q; this tool takes %s", unknown[0], want)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return describeJSONError(err)
+	}
+	return ""
+}
+
+func describeJSONError(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return "the arguments are not valid JSON (" + syn.Error() + "); send a JSON object"
+	case errors.As(err, &typ) && typ.Field == "":
+		return "the arguments must be a JSON object, not " + article(typ.Value)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("%s must be %s, not %s", typ.Field, jsonKind(typ.Type), article(typ.Value))
+	default:
+		return "the arguments could not be read as JSON; send a JSON object"
+	}
+}
+
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Slice:
+		return "an array"
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "a boolean"
+	default:
+		return "an object"
+	}
+}
+
+func article(v string) string {
+	if v != "" && strings.ContainsRune("aeiou", rune(v[0])) {
+		return "an " + v
+	}
+	return "a " + v
+}
+
+func missing(name string) (ToolResult, error) {
+	return ToolResult{Text: "missing required argument " + name, IsError: true}, nil
+}
+
+// errResult turns a model error into an IsError result and passes host
+// errors through.
+func errResult(err error) (ToolResult, error) {
+	var me *modelError
+	if errors.As(err, &me) {
+		return ToolResult{Text: me.msg, IsError: true}, nil
+	}
+	return ToolResult{}, err
+}
+
+// jsonResult renders v as the result text, or err as errResult does.
+func jsonResult(v any, err error) (ToolResult, error) {
+	if err != nil {
+		return errResult(err)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ToolResult{}, fmt.Errorf("memory: encode result: %w", err)
+	}
+	return ToolResult{Text: string(b)}, nil
+}
+
+// IndexMessage renders the memory list as the first user message of a task
+// (the "Available memory" index): one line per file with its size and
+// summary, facts first, then months newest first, and a closing line that
+// tells the model to memory_read what it needs.
+//
+// The message aims to fit in Options.IndexBudget characters. When it does
+// not, the oldest month files are left out and a line says how many; the
+// fact files, the newest month and the framing lines are always kept, so a
+// budget smaller than those is exceeded. Summaries over 200 characters are
+// cut with "…".
+func (s *Store) IndexMessage(ctx context.Context) (string, error) {
+	files, err := s.List(ctx)
+	if err != nil {
+		return "", err
+	}
+	if len(files) == 0 {
+		return "Available memory: none yet.\n\nNothing has been remembered so far.\n", nil
+	}
+	const (
+		header = "Available memory:\n"
+		footer = "\nUse memory_read to load relevant files before responding.\n"
+	)
+	lines := make([]string, len(files))
+	facts := 0
+	for i, f := range files {
+		lines[i] = fmt.Sprintf("- %s (%s)", f.Path, humanSize(f.Size))
+		if f.Summary != "" {
+			lines[i] += ": " + cut(f.Summary, 200)
+		}
+		lines[i] += "\n"
+		if strings.HasPrefix(f.Path, factsDir+"/") {
+			facts++
+		}
+	}
+	omitted := func(n int) string {
+		if n == 0 {
+			return ""
+		}
+		noun := "files"
+		if n == 1 {
+			noun = "file"
+		}
+		return fmt.Sprintf("- (%d older episode %s not shown; memory_list lists them all)\n", n, noun)
+	}
+	size := utf8.RuneCountInString(header + footer)
+	for _, l := range lines {
+		size += utf8.RuneCountInString(l)
+	}
+	keep := len(lines)
+	// Drop the oldest months until the message fits, keeping the newest.
+	for keep > facts+1 && size+utf8.RuneCountInString(omitted(len(lines)-keep)) > s.opts.IndexBudget {
+		keep--
+		size -= utf8.RuneCountInString(lines[keep])
+	}
+	var b strings.Builder
+	b.WriteString(header)
+	for _, l := range lines[:keep] {
+		b.WriteString(l)
+	}
+	b.WriteString(omitted(len(lines) - keep))
+	b.WriteString(footer)
+	return b.String(), nil
+}
+
+// humanSize renders a size the way the seed's index does: 420B, 1.2KB.
+func humanSize(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%dB", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%.1fKB", float64(n)/1024)
+	default:
+		return fmt.Sprintf("%.1fMB", float64(n)/(1024*1024))
+	}
+}
+
+// cut shortens s to at most n characters, marking a cut with "…".
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}

@@ -141,7 +141,7 @@ func (s *Store) writeTool() Tool {
 			"to merge a new fact into the right place, correct an outdated one, or condense the file. " +
 			"The fact files are " + s.factList() + ". " +
 			"Together they may hold at most " + thousands(s.opts.FactsBudget) + " bytes, so keep them condensed. " +
-			"Start the content with a \"# \" title and a \"> Summary: \" line of under 10 words; a missing one is added. " +
+			"Start the content with a \"# \" title and a \"> Summary: \" line of under 10 words; a missing title or summary line is added. " +
 			"To change a few lines use memory_patch; to add an episode use memory_append.",
 		InputSchema: schema(`{"type": "object", "properties": {` + fmt.Sprintf(pathProperty, s.pathList()) + `,
 			"content": {"type": "string", "description": "The whole new content of the file, in markdown."}

@@ -1,0 +1,203 @@
+package memory_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mdmemory/memory"
+	"github.com/mdmemory/memory/internal/markdown"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAppendEpisodes(t *testing.T) {
+	tests := []struct {
+		name     string
+		existing string // "" means no file
+		entry    string
+		summary  string
+		want     string
+	}{
+		{name: "new month file",
+			entry: "## Tokyo flight research\n- Summary: Spring Airlines cheapest\n- Task: compare flights",
+			want: "# 2026-02 Episodes\n\n> Summary: Tokyo flight research\n\n" +
+				"## Tokyo flight research\n- Summary: Spring Airlines cheapest\n- Date: 2026-02-26\n- Task: compare flights\n"},
+		{name: "date kept, blank lines trimmed",
+			entry: "\n\n  \n## Gift\n- Date: 2026-02-27\n- Summary: tea set\n\n\n",
+			want:  "# 2026-02 Episodes\n\n> Summary: Gift\n\n## Gift\n- Date: 2026-02-27\n- Summary: tea set\n"},
+		{name: "date after heading when no summary bullet",
+			entry: "## Gift\n- Task: find a gift",
+			want:  "# 2026-02 Episodes\n\n> Summary: Gift\n\n## Gift\n- Date: 2026-02-26\n- Task: find a gift\n"},
+		{name: "date keeps a paragraph a paragraph",
+			entry: "## Gift\nWe chose a tea set.",
+			want:  "# 2026-02 Episodes\n\n> Summary: Gift\n\n## Gift\n- Date: 2026-02-26\n\nWe chose a tea set.\n"},
+		{name: "heading alone",
+			entry: "## Gift",
+			want:  "# 2026-02 Episodes\n\n> Summary: Gift\n\n## Gift\n- Date: 2026-02-26\n"},
+		{name: "setext heading",
+			entry: "Gift\n----\n- Summary: tea set\n\nnotes",
+			want:  "# 2026-02 Episodes\n\n> Summary: Gift\n\nGift\n----\n- Summary: tea set\n- Date: 2026-02-26\n\nnotes\n"},
+		{name: "one blank line whatever the file ended with",
+			existing: "# 2026-02 Episodes\n\n> Summary: A\n\n## A\n- Date: 2026-02-01\n\n\n\n  \n",
+			entry:    "## B\n- Date: 2026-02-02",
+			want:     "# 2026-02 Episodes\n\n> Summary: A, B\n\n## A\n- Date: 2026-02-01\n\n## B\n- Date: 2026-02-02\n"},
+		{name: "file without final newline",
+			existing: "# 2026-02 Episodes\n\n> Summary: A\n\n## A\n- Date: 2026-02-01",
+			entry:    "## B\n- Date: 2026-02-02",
+			want:     "# 2026-02 Episodes\n\n> Summary: A, B\n\n## A\n- Date: 2026-02-01\n\n## B\n- Date: 2026-02-02\n"},
+		{name: "explicit summary wins",
+			existing: "# 2026-02 Episodes\n\n> Summary: A\n\n## A\n",
+			entry:    "## B\n- Date: 2026-02-02", summary: "  flights, gifts  ",
+			want: "# 2026-02 Episodes\n\n> Summary: flights, gifts\n\n## A\n\n## B\n- Date: 2026-02-02\n"},
+		{name: "person's file gets title and summary",
+			existing: "## A\n- Date: 2026-02-01\n",
+			entry:    "## B\n- Date: 2026-02-02",
+			want:     "# 2026-02 Episodes\n\n> Summary: A, B\n\n## A\n- Date: 2026-02-01\n\n## B\n- Date: 2026-02-02\n"},
+		{name: "a person's formatting is kept",
+			existing: "My Episodes\n===========\n\n>   Summary: mine\n\n## A\n*  messy   bullet  \n\n```\n## not an entry\n```\n",
+			entry:    "## B\n- Date: 2026-02-02",
+			want:     "My Episodes\n===========\n\n> Summary: A, B\n\n## A\n*  messy   bullet  \n\n```\n## not an entry\n```\n\n## B\n- Date: 2026-02-02\n"},
+		{name: "code fence inside the entry",
+			entry: "## Fix\n- Summary: fixed parser\n\n```go\n## not a heading\n# nor a title\n```",
+			want:  "# 2026-02 Episodes\n\n> Summary: Fix\n\n## Fix\n- Summary: fixed parser\n- Date: 2026-02-26\n\n```go\n## not a heading\n# nor a title\n```\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, dir := open(t, nil)
+			if tt.existing != "" {
+				writeFile(t, dir, "episodes/2026-02.md", tt.existing)
+			}
+			args := map[string]any{"path": "episodes/2026-02.md", "entry": tt.entry, "summary": nil}
+			if tt.summary != "" {
+				args["summary"] = tt.summary
+			}
+			r := call(t, s, "memory_append", mustJSON(t, args))
+			require.False(t, r.IsError, r.Text)
+			require.Equal(t, tt.want, readFile(t, dir, "episodes/2026-02.md"))
+			require.JSONEq(t, mustJSON(t, map[string]any{"path": "episodes/2026-02.md", "size": len(tt.want)}), r.Text)
+		})
+	}
+}
+
+func TestAppendFacts(t *testing.T) {
+	s, dir := open(t, nil)
+	ctx := context.Background()
+	require.NoError(t, s.Append(ctx, "facts/memory.md", "- Tavily returns stale prices; cross-check airline sites", ""))
+	require.NoError(t, s.Append(ctx, "facts/memory.md", "\n- User wants options before deciding\n- Prefers trains\n\n", ""))
+	require.Equal(t, "# Memory\n\n> Summary: Tavily returns stale prices; cross-check airline sites; User wants options before deciding\n\n"+
+		"- Tavily returns stale prices; cross-check airline sites\n\n- User wants options before deciding\n- Prefers trains\n",
+		readFile(t, dir, "facts/memory.md"))
+	require.NoError(t, s.Append(ctx, "facts/memory.md", "Plain prose is a fact too.", "lessons learned"))
+	require.Contains(t, readFile(t, dir, "facts/memory.md"), "> Summary: lessons learned\n")
+	require.True(t, strings.HasSuffix(readFile(t, dir, "facts/memory.md"), "- Prefers trains\n\nPlain prose is a fact too.\n"))
+}
+
+func TestAppendRefusals(t *testing.T) {
+	tests := []struct {
+		name, path, entry, summary string
+		text                       string
+	}{
+		{"empty entry", "episodes/2026-02.md", " \n\n", "", "the entry is empty"},
+		{"episode without heading", "episodes/2026-02.md", "- Summary: x", "", `must start with a "## " heading`},
+		{"episode starting with prose", "episodes/2026-02.md", "intro\n## A", "", `must start with a "## " heading`},
+		{"episode with h3 first", "episodes/2026-02.md", "### A", "", `must start with a "## " heading`},
+		{"episode with a title", "episodes/2026-02.md", "## A\n\n# Title", "", `may not contain a "# " title`},
+		{"two entries", "episodes/2026-02.md", "## A\n## B", "", "append one entry at a time"},
+		{"empty heading", "episodes/2026-02.md", "## \n- x", "", "heading is empty"},
+		{"fact with heading", "facts/user.md", "## Name\n- x", "", "may not contain a heading"},
+		{"summary with newline", "facts/user.md", "- x", "a\nb", "single line"},
+		{"summary with CR", "facts/user.md", "- x", "a\rb", "single line"},
+		{"summary with control", "facts/user.md", "- x", "a\tb", "control character"},
+		{"summary too long", "facts/user.md", "- x", strings.Repeat("é", 201), "201 characters"},
+		{"bad path", "facts/other.md", "- x", "", "not one of the fact files"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, dir := open(t, nil)
+			r := call(t, s, "memory_append", mustJSON(t, map[string]string{"path": tt.path, "entry": tt.entry, "summary": tt.summary}))
+			require.True(t, r.IsError)
+			require.Contains(t, r.Text, tt.text)
+			require.NoDirExists(t, dir+"/episodes/2026-02.md")
+			require.NoFileExists(t, dir+"/facts/user.md")
+		})
+	}
+}
+
+func TestAppendIntoUnclosedFence(t *testing.T) {
+	s, dir := open(t, nil)
+	const broken = "# 2026-02 Episodes\n\n> Summary: A\n\n## A\n```\ncode never closed\n"
+	writeFile(t, dir, "episodes/2026-02.md", broken)
+	err := s.Append(context.Background(), "episodes/2026-02.md", "## B", "")
+	require.ErrorIs(t, err, memory.ErrInvalidContent)
+	require.Contains(t, err.Error(), "unclosed block")
+	require.Equal(t, broken, readFile(t, dir, "episodes/2026-02.md"), "nothing written")
+}
+
+func TestDerivedSummaries(t *testing.T) {
+	s, dir := open(t, nil)
+	ctx := context.Background()
+	var titles []string
+	for i := range 12 {
+		title := fmt.Sprintf("Task number %02d done", i)
+		titles = append(titles, title)
+		require.NoError(t, s.Append(ctx, "episodes/2026-02.md", "## "+title, ""))
+	}
+	d := markdown.Parse([]byte(readFile(t, dir, "episodes/2026-02.md")))
+	// Each title is 19 characters; with ", " four fit in 100 (4*19+3*2 = 82, five is 103).
+	require.Equal(t, strings.Join(titles[8:], ", "), d.Summary.Text, "the newest entries are named")
+
+	long := strings.Repeat("word ", 40)
+	require.NoError(t, s.Append(ctx, "episodes/2026-03.md", "## "+long, ""))
+	d = markdown.Parse([]byte(readFile(t, dir, "episodes/2026-03.md")))
+	require.Equal(t, 100, len([]rune(d.Summary.Text)))
+	require.True(t, strings.HasSuffix(d.Summary.Text, "…"))
+
+	require.NoError(t, s.Write(ctx, "facts/user.md", "- Name: Zhang San\n- Language: Chinese\n- Wife's birthday: March 15\n- Standup: Wed 10:00 with Lao Wang\n- Editor: vim\n"))
+	d = markdown.Parse([]byte(readFile(t, dir, "facts/user.md")))
+	require.Equal(t, "Name: Zhang San; Language: Chinese; Wife's birthday: March 15; Standup: Wed 10:00 with Lao Wang", d.Summary.Text, "the first facts that fit")
+
+	require.NoError(t, s.Write(ctx, "facts/memory.md", "Just prose, no bullets.\n"))
+	d = markdown.Parse([]byte(readFile(t, dir, "facts/memory.md")))
+	require.Equal(t, "no facts yet", d.Summary.Text)
+}
+
+// TestConcurrentAppends proves that appends from many goroutines to one
+// month file lose nothing.
+func TestConcurrentAppends(t *testing.T) {
+	s, dir := open(t, nil)
+	const workers, each = 8, 10
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				entry := fmt.Sprintf("## entry %d-%d\n- Date: 2026-02-01", w, i)
+				assert.NoError(t, s.Append(context.Background(), "episodes/2026-02.md", entry, "many"))
+			}
+		})
+	}
+	// Readers run beside the writers and never see a torn file.
+	for range 2 {
+		wg.Go(func() {
+			for range 20 {
+				text, err := s.Read(context.Background(), "episodes/2026-02.md")
+				if err == nil {
+					assert.True(t, strings.HasPrefix(text, "# 2026-02 Episodes\n\n> Summary: many\n"), text)
+					assert.True(t, strings.HasSuffix(text, "- Date: 2026-02-01\n"))
+				}
+				_, err = s.List(context.Background())
+				assert.NoError(t, err)
+			}
+		})
+	}
+	wg.Wait()
+	d := markdown.Parse([]byte(readFile(t, dir, "episodes/2026-02.md")))
+	require.Len(t, d.Entries, workers*each)
+	seen := map[string]bool{}
+	for _, e := range d.Entries {
+		require.False(t, seen[e.Title], "duplicate %s", e.Title)
+		seen[e.Title] = true
+	}
+}

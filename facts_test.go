@@ -1,0 +1,73 @@
+package memory_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/mdmemory/memory"
+	"github.com/stretchr/testify/require"
+)
+
+func TestFactsBudget(t *testing.T) {
+	ctx := context.Background()
+	// A budget of 200 bytes over both fact files.
+	s, dir := open(t, &memory.Options{FactsBudget: 200})
+	head := "# User\n\n> Summary: s\n\n" // 22 bytes
+	require.NoError(t, s.Write(ctx, "facts/memory.md", head+strings.Repeat("m", 77)+"\n")) // 100 bytes
+
+	// Exactly at the limit is allowed.
+	require.NoError(t, s.Write(ctx, "facts/user.md", head+strings.Repeat("u", 77)+"\n"))
+	require.Len(t, readFile(t, dir, "facts/user.md"), 100)
+
+	// One byte over is refused, by every kind of change, and nothing is written.
+	before := readFile(t, dir, "facts/user.md")
+	err := s.Write(ctx, "facts/user.md", head+strings.Repeat("u", 78)+"\n")
+	require.ErrorIs(t, err, memory.ErrBudgetExceeded)
+	require.Contains(t, err.Error(), "facts/ would be 201 bytes, over the 200-byte budget (it is 200 bytes now)")
+	require.Contains(t, err.Error(), "Condense facts/user.md first")
+	_, err = s.Patch(ctx, "facts/user.md", []memory.Patch{{OldText: "uuu", NewText: "uuuu"}})
+	require.ErrorIs(t, err, memory.ErrPatchFailed, "ambiguous first")
+	_, err = s.Patch(ctx, "facts/user.md", []memory.Patch{{OldText: "> Summary: s", NewText: "> Summary: st"}})
+	require.ErrorIs(t, err, memory.ErrBudgetExceeded)
+	err = s.Append(ctx, "facts/user.md", "- x", "s")
+	require.ErrorIs(t, err, memory.ErrBudgetExceeded)
+	require.Equal(t, before, readFile(t, dir, "facts/user.md"))
+
+	// Episodes do not count.
+	require.NoError(t, s.Append(ctx, "episodes/2026-02.md", "## "+strings.Repeat("e", 500), ""))
+
+	// A change that does not grow facts/ is allowed even when over budget,
+	// so a person's oversized file can be condensed in steps.
+	writeFile(t, dir, "facts/user.md", head+strings.Repeat("u", 300)+"\n")
+	_, err = s.Patch(ctx, "facts/user.md", []memory.Patch{{OldText: strings.Repeat("u", 300), NewText: strings.Repeat("u", 250)}})
+	require.NoError(t, err, "shrinking is allowed while still over budget")
+	_, err = s.Patch(ctx, "facts/user.md", []memory.Patch{{OldText: strings.Repeat("u", 250), NewText: strings.Repeat("v", 250)}})
+	require.NoError(t, err, "same size is allowed")
+	require.NoError(t, s.Write(ctx, "facts/user.md", head+"- short\n"))
+
+	// Files in facts/ that are not configured fact files do not count.
+	writeFile(t, dir, "facts/notes.md", strings.Repeat("n", 5000))
+	require.NoError(t, s.Append(ctx, "facts/user.md", "- another", "s"))
+}
+
+func TestBudgetToolText(t *testing.T) {
+	s, _ := open(t, &memory.Options{FactsBudget: 20000})
+	big := strings.Repeat("- a fact that takes room\n", 700) // 17,500 bytes
+	r := call(t, s, "memory_write", mustJSON(t, map[string]string{"path": "facts/user.md", "content": big}))
+	require.False(t, r.IsError, r.Text)
+	r = call(t, s, "memory_append", mustJSON(t, map[string]any{"path": "facts/memory.md", "entry": strings.Repeat("- another fact\n", 200), "summary": nil}))
+	require.True(t, r.IsError)
+	require.Regexp(t, `^facts/ would be 20,\d{3} bytes, over the 20,000-byte budget \(it is 17,\d{3} bytes now\); nothing was written\. Condense facts/memory\.md first`, r.Text)
+}
+
+func TestFactTitles(t *testing.T) {
+	s, dir := open(t, &memory.Options{FactFiles: []memory.FactFile{{Name: "lessons_learned.md"}, {Name: "my-team.md"}, {Name: "9lives.md"}}})
+	ctx := context.Background()
+	require.NoError(t, s.Append(ctx, "facts/lessons_learned.md", "- a", ""))
+	require.NoError(t, s.Append(ctx, "facts/my-team.md", "- b", ""))
+	require.NoError(t, s.Append(ctx, "facts/9lives.md", "- c", ""))
+	require.True(t, strings.HasPrefix(readFile(t, dir, "facts/lessons_learned.md"), "# Lessons learned\n"))
+	require.True(t, strings.HasPrefix(readFile(t, dir, "facts/my-team.md"), "# My team\n"))
+	require.True(t, strings.HasPrefix(readFile(t, dir, "facts/9lives.md"), "# 9lives\n"))
+}

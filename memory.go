@@ -30,8 +30,12 @@ const (
 // are read whole into prompts, and a model asking for more is mistaken.
 const maxFileSize = 1 << 20
 
-// headSize is how much of a file List reads to find its title and summary.
-const headSize = 1024
+// headSize is how much of a file List reads to find its title and summary,
+// and headMax how much it reads when the summary is not found in headSize.
+const (
+	headSize = 1024
+	headMax  = 64 << 10
+)
 
 // Options configure a [Store]. The zero value, like a nil *Options, gives
 // the defaults. Open copies the struct: changing it afterwards has no effect.
@@ -295,10 +299,13 @@ func (s *Store) head(p string) (info FileInfo, ok bool, err error) {
 		return FileInfo{}, false, err
 	}
 	buf = buf[:n]
-	d := markdown.Parse(buf)
-	if d.Summary.OK && d.Summary.End == len(buf) && int64(n) < st.Size() {
-		// The summary may go on past the head: read the rest of its block.
-		more, err := io.ReadAll(io.LimitReader(f, maxFileSize))
+	cut := markdown.HeadLen(buf)
+	d := markdown.Parse(buf[:cut])
+	if !d.Summary.OK || d.Summary.End == cut {
+		// No summary in the first two blocks' lines, or one that may go on
+		// past them: parse the start of the file as it is (an odd head, such
+		// as link definitions before the title), up to headMax bytes.
+		more, err := io.ReadAll(io.LimitReader(f, headMax-int64(n)))
 		if err != nil {
 			return FileInfo{}, false, err
 		}

@@ -311,6 +311,8 @@ func TestList(t *testing.T) {
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "episodes", "2026-04.md"), 0o755))
 	long := strings.Repeat("long summary ", 200)
 	writeFile(t, dir, "episodes/2024-01.md", "# 2024-01 Episodes\n\n> Summary: "+long+"\n\n## e\n")
+	odd := "[ref]: https://example.com\n\n# 2023-01 Episodes\n\n> Summary: after a link definition\n"
+	writeFile(t, dir, "episodes/2023-01.md", odd)
 
 	files, err = s.List(ctx)
 	require.NoError(t, err)
@@ -321,6 +323,7 @@ func TestList(t *testing.T) {
 		{Path: "episodes/2026-01.md", Summary: "", Size: 21},
 		{Path: "episodes/2025-12.md", Summary: "december", Size: 40},
 		{Path: "episodes/2024-01.md", Summary: strings.TrimSpace(long), Size: int64(len(readFile(t, dir, "episodes/2024-01.md")))},
+		{Path: "episodes/2023-01.md", Summary: "after a link definition", Size: int64(len(odd))},
 	}, files)
 
 	r := call(t, s, "memory_list", "{}")

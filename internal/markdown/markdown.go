@@ -12,8 +12,8 @@ import (
 	"bytes"
 	"sort"
 	"strings"
+	"sync"
 
-	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
@@ -74,7 +74,7 @@ type Doc struct {
 
 // Parse reads src. It never fails: any byte sequence is some markdown.
 func Parse(src []byte) *Doc {
-	root := newParser().Parse(text.NewReader(src))
+	root := blockParser().Parse(text.NewReader(src))
 	d := &Doc{src: src, lines: lineStarts(src)}
 
 	first := root.FirstChild()
@@ -129,6 +129,34 @@ func Parse(src []byte) *Doc {
 	return d
 }
 
+// HeadLen returns the length of the prefix of src that decides its title
+// and summary: through the second run of non-blank lines, or all of src.
+// The title and summary are the first two blocks, and a block that starts
+// in that prefix and is cut by its end is still recognised for what it is,
+// so Parse(src[:HeadLen(src)]) has the same Title and Summary as Parse(src)
+// as long as the summary block ends within the prefix.
+func HeadLen(src []byte) int {
+	groups, inGroup := 0, false
+	for at := 0; at < len(src); {
+		next := len(src)
+		if i := bytes.IndexByte(src[at:], '\n'); i >= 0 {
+			next = at + i + 1
+		}
+		blank := isBlank(bytes.TrimSuffix(src[at:next], []byte("\n")))
+		switch {
+		case !blank && !inGroup:
+			inGroup = true
+		case blank && inGroup:
+			inGroup = false
+			if groups++; groups == 2 {
+				return next
+			}
+		}
+		at = next
+	}
+	return len(src)
+}
+
 // Src returns the source the document was parsed from.
 func (d *Doc) Src() []byte { return d.src }
 
@@ -164,11 +192,16 @@ func field(s, key string) (string, bool) {
 	return strings.TrimSpace(s[len(key):]), true
 }
 
-func newParser() parser.Parser {
-	// A fresh parser per call: goldmark parsers are cheap to build and this
-	// keeps Parse free of shared state.
-	return goldmark.New().Parser()
-}
+// blockParser reads block structure only. Inline syntax (emphasis, links,
+// code spans) never changes which blocks a file has, so it is not parsed.
+// A goldmark parser is safe for concurrent use once built: its set-up runs
+// once under a sync.Once and Parse keeps its state in a per-call context.
+var blockParser = sync.OnceValue(func() parser.Parser {
+	return parser.NewParser(
+		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+	)
+})
 
 func lineStarts(src []byte) []int {
 	starts := []int{0}

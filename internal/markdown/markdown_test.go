@@ -116,6 +116,22 @@ func TestSetHead(t *testing.T) {
 	}
 }
 
+func TestHeadLen(t *testing.T) {
+	tests := []struct {
+		src  string
+		want int
+	}{
+		{"", 0},
+		{"# T\n", 4},
+		{"# T\n\n> Summary: s\n\n- a\n", len("# T\n\n> Summary: s\n\n")},
+		{"\n\n# T\n> Summary: s\n \n- a\n\n- b\n", len("\n\n# T\n> Summary: s\n \n- a\n\n")},
+		{"# T\n\n> Summary: s", len("# T\n\n> Summary: s")},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, HeadLen([]byte(tt.src)), "%q", tt.src)
+	}
+}
+
 func TestTrimBlankLines(t *testing.T) {
 	require.Equal(t, "  x\n \n", string(TrimLeadingBlankLines([]byte(" \t\n\r\n  x\n \n"))))
 	require.Equal(t, "", string(TrimLeadingBlankLines([]byte("\n  "))))
@@ -148,6 +164,12 @@ func FuzzSetHead(f *testing.F) {
 			summary = "s"
 		}
 		before := Parse([]byte(src))
+		cut := HeadLen([]byte(src))
+		if head := Parse([]byte(src[:cut])); head.Summary.OK && head.Summary.End < cut {
+			if head.Title != before.Title || head.Summary != before.Summary {
+				t.Fatalf("head of %q: title %+v summary %+v, whole: %+v %+v", src, head.Title, head.Summary, before.Title, before.Summary)
+			}
+		}
 		out := before.SetHead("Title", summary)
 		after := Parse(out)
 

@@ -1,0 +1,154 @@
+package memory_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mdmemory/memory"
+)
+
+// The benchmarks run on the disk under the test's temporary directory; set
+// TMPDIR to measure another one. BenchmarkDiskFloor is the yardstick: the
+// same atomic replace done with nothing but the os package, so that
+// "Append is within 2× of the disk" is a ratio measured in one run.
+
+// entry is an episode entry of about 300 bytes.
+func entry(i int) string {
+	return fmt.Sprintf("## Task %d: compare flights to Tokyo in April\n- Summary: Spring Airlines cheapest for the April trip\n- Date: 2026-02-26\n"+
+		"- Task: user asked to compare flights and prices for a family of three\n- Lesson: search results had stale prices; cross-check airline sites\n", i)
+}
+
+func BenchmarkAppend(b *testing.B) {
+	s, _ := open(b, nil)
+	ctx := context.Background()
+	month, n := 0, 0
+	for b.Loop() {
+		// Keep files near 2 KB: start a new month every six entries.
+		if n%6 == 0 {
+			month++
+		}
+		path := fmt.Sprintf("episodes/%04d-%02d.md", 2000+month/12, month%12+1)
+		if err := s.Append(ctx, path, entry(n), ""); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+}
+
+func BenchmarkWrite(b *testing.B) {
+	s, _ := open(b, nil)
+	ctx := context.Background()
+	content := "# User\n\n> Summary: Zhang San, Chinese\n\n" + strings.Repeat("- Name: Zhang San; prefers Chinese; standup Wed 10:00\n", 36) // ≈ 2 KB
+	for b.Loop() {
+		if err := s.Write(ctx, "facts/user.md", content); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPatch(b *testing.B) {
+	s, _ := open(b, nil)
+	ctx := context.Background()
+	content := "# User\n\n> Summary: Zhang San\n\n" + strings.Repeat("- a fact line of some length, about fifty bytes\n", 40) + "- Counter: 0\n"
+	if err := s.Write(ctx, "facts/user.md", content); err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	for b.Loop() {
+		p := []memory.Patch{{OldText: fmt.Sprintf("- Counter: %d\n", i), NewText: fmt.Sprintf("- Counter: %d\n", i+1)}}
+		if _, err := s.Patch(ctx, "facts/user.md", p); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+func BenchmarkRead(b *testing.B) {
+	s, _ := open(b, nil)
+	ctx := context.Background()
+	if err := s.Write(ctx, "facts/user.md", strings.Repeat("- a fact line of some length, about fifty bytes\n", 40)); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := s.Read(ctx, "facts/user.md"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkList lists a store with both fact files and 120 month files of
+// about 2 KB each (ten years of episodes).
+func BenchmarkList(b *testing.B) {
+	s, dir := open(b, nil)
+	ctx := context.Background()
+	writeFile(b, dir, "facts/user.md", "# User\n\n> Summary: Zhang San, Chinese\n\n"+strings.Repeat("- fact\n", 100))
+	writeFile(b, dir, "facts/memory.md", "# Memory\n\n> Summary: lessons\n\n"+strings.Repeat("- fact\n", 100))
+	for m := range 120 {
+		month := fmt.Sprintf("%04d-%02d", 2016+m/12, m%12+1)
+		var body strings.Builder
+		body.WriteString("# " + month + " Episodes\n\n> Summary: Tokyo flight research, birthday gift ideas, login bug fix\n\n")
+		for i := range 6 {
+			body.WriteString(entry(i) + "\n")
+		}
+		writeFile(b, dir, "episodes/"+month+".md", body.String())
+	}
+	for b.Loop() {
+		files, err := s.List(ctx)
+		if err != nil || len(files) != 122 {
+			b.Fatal(len(files), err)
+		}
+	}
+}
+
+func BenchmarkIndexMessage(b *testing.B) {
+	s, dir := open(b, nil)
+	ctx := context.Background()
+	for m := range 120 {
+		month := fmt.Sprintf("%04d-%02d", 2016+m/12, m%12+1)
+		writeFile(b, dir, "episodes/"+month+".md", "# "+month+" Episodes\n\n> Summary: Tokyo flight research, birthday gift ideas\n\n"+entry(m))
+	}
+	for b.Loop() {
+		if _, err := s.IndexMessage(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDiskFloor is the cost of an atomic 2 KB replace with the os
+// package alone: write a temporary file, fsync it, rename it over the
+// target, fsync the folder. No store can replace a file safely for less.
+func BenchmarkDiskFloor(b *testing.B) {
+	dir := b.TempDir()
+	data := []byte(strings.Repeat("x", 2047) + "\n")
+	target := filepath.Join(dir, "target.md")
+	for b.Loop() {
+		f, err := os.CreateTemp(dir, ".target.md.tmp-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.Write(data); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Rename(f.Name(), target); err != nil {
+			b.Fatal(err)
+		}
+		d, err := os.Open(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		d.Close()
+	}
+}

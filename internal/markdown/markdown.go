@@ -78,6 +78,9 @@ func Parse(src []byte) *Doc {
 	d := &Doc{src: src, lines: lineStarts(src)}
 
 	first := root.FirstChild()
+	for first != nil && first.Kind() == ast.KindLinkReferenceDefinition {
+		first = first.NextSibling() // definitions are not content
+	}
 	next := first
 	if h, ok := first.(*ast.Heading); ok && h.Level == 1 {
 		d.Title = Block{Span: d.headingSpan(h), Text: d.text(h), OK: true}

@@ -13,7 +13,7 @@ func TestFactsBudget(t *testing.T) {
 	ctx := context.Background()
 	// A budget of 200 bytes over both fact files.
 	s, dir := open(t, &memory.Options{FactsBudget: 200})
-	head := "# User\n\n> Summary: s\n\n" // 22 bytes
+	head := "# User\n\n> Summary: s\n\n"                                                   // 22 bytes
 	require.NoError(t, s.Write(ctx, "facts/memory.md", head+strings.Repeat("m", 77)+"\n")) // 100 bytes
 
 	// Exactly at the limit is allowed.

@@ -26,7 +26,9 @@ func (s *Store) factsSize() (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		total += int(fi.Size())
+		if fi.Mode().IsRegular() {
+			total += int(fi.Size())
+		}
 	}
 	return total, nil
 }

@@ -31,8 +31,9 @@ func (t target) isFact() bool { return t.fact >= 0 }
 // resolve maps a model-supplied path to a file of the store, or explains with
 // an ErrInvalidPath model error why it is not one.
 func (s *Store) resolve(op, p string) (target, error) {
+	shown := quoteIfOdd(p)
 	bad := func(format string, args ...any) (target, error) {
-		return target{}, modelErr(op, quoteIfOdd(p), ErrInvalidPath, format+"; "+s.validPaths(), args...)
+		return target{}, modelErr(op, shown, ErrInvalidPath, format+"; "+s.validPaths(), args...)
 	}
 	switch {
 	case p == "":
@@ -61,15 +62,15 @@ func (s *Store) resolve(op, p string) (target, error) {
 				return target{path: p, fact: i}, nil
 			}
 		}
-		return bad("%s is not one of the fact files", p)
+		return bad("%s is not one of the fact files", shown)
 	}
 	if len(segs) == 2 && segs[0] == episodesDir {
 		if m, ok := monthOf(segs[1]); ok {
 			return target{path: p, fact: -1, month: m}, nil
 		}
-		return bad("%s is not a month file: the name must be YYYY-MM.md with a year from 1000 to 9999 and a month from 01 to 12", p)
+		return bad("%s is not a month file: the name must be YYYY-MM.md with a year from 1000 to 9999 and a month from 01 to 12", shown)
 	}
-	return bad("%s is not a memory file", p)
+	return bad("%s is not a memory file", shown)
 }
 
 // monthOf returns "YYYY-MM" when name is "YYYY-MM.md" for a real month.

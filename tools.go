@@ -328,10 +328,6 @@ func jsonKind(t reflect.Type) string {
 		return "a string"
 	case reflect.Slice:
 		return "an array"
-	case reflect.Int, reflect.Int64, reflect.Float64:
-		return "a number"
-	case reflect.Bool:
-		return "a boolean"
 	default:
 		return "an object"
 	}

@@ -218,12 +218,7 @@ func lineStarts(src []byte) []int {
 
 // lineStart returns the offset of the start of the line holding pos.
 func (d *Doc) lineStart(pos int) int {
-	if pos < 0 {
-		return 0
-	}
-	if pos > len(d.src) {
-		pos = len(d.src)
-	}
+	pos = max(0, min(pos, len(d.src))) // goldmark gives -1 for an unknown position
 	i := sort.Search(len(d.lines), func(i int) bool { return d.lines[i] > pos }) - 1
 	return d.lines[i]
 }
@@ -231,9 +226,7 @@ func (d *Doc) lineStart(pos int) int {
 // lineEnd returns the offset just after the newline ending the line that
 // holds pos (or the end of the source).
 func (d *Doc) lineEnd(pos int) int {
-	if pos >= len(d.src) {
-		return len(d.src)
-	}
+	pos = min(pos, len(d.src))
 	if i := bytes.IndexByte(d.src[pos:], '\n'); i >= 0 {
 		return pos + i + 1
 	}

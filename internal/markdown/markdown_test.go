@@ -193,3 +193,8 @@ func FuzzSetHead(f *testing.F) {
 		}
 	})
 }
+
+func TestEmptyListItem(t *testing.T) {
+	d := Parse([]byte("-\n- b\n"))
+	require.Equal(t, []string{"", "b"}, []string{d.Items[0].Text, d.Items[1].Text})
+}

@@ -1,0 +1,101 @@
+package memory_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mdmemory/memory"
+)
+
+// The whole loop in ten lines: open a store, hand its tools to the model,
+// run the calls the model makes, and start the next task with the index.
+func Example() {
+	dir, _ := os.MkdirTemp("", "memory-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	store, err := memory.Open(filepath.Join(dir, "data", "memory"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+
+	for _, tool := range store.Tools() {
+		if tool.Name == "memory_append" { // the model asked for this call
+			res, err := tool.Call(ctx, json.RawMessage(`{"path": "facts/user.md", "entry": "- Name: Zhang San", "summary": "Zhang San"}`))
+			fmt.Println(res.Text, res.IsError, err)
+		}
+	}
+	index, _ := store.IndexMessage(ctx)
+	fmt.Print(index)
+	// Output:
+	// {"path":"facts/user.md","size":48} false <nil>
+	// Available memory:
+	// - facts/user.md (48B): Zhang San
+	//
+	// Use memory_read to load relevant files before responding.
+}
+
+// A mistake of the model is a ToolResult with IsError set, which goes back
+// to the model as the tool's answer; only host failures are Go errors.
+func ExampleTool_Call() {
+	dir, _ := os.MkdirTemp("", "memory-example-")
+	defer os.RemoveAll(dir)
+	feb26 := func() time.Time { return time.Date(2026, 2, 26, 0, 0, 0, 0, time.UTC) }
+	store, _ := memory.Open(dir, &memory.Options{Now: feb26})
+	defer store.Close()
+
+	read := store.Tools()[1]
+	res, err := read.Call(context.Background(), json.RawMessage(`{"path": "../secrets.txt"}`))
+	fmt.Println(read.Name, res.IsError, err)
+	fmt.Println(res.Text)
+	// Output:
+	// memory_read true <nil>
+	// the path may not contain . or .. segments; valid paths are facts/user.md, facts/memory.md, and episodes/YYYY-MM.md (for example episodes/2026-02.md)
+}
+
+func ExampleStore_Append() {
+	dir, _ := os.MkdirTemp("", "memory-example-")
+	defer os.RemoveAll(dir)
+	feb26 := func() time.Time { return time.Date(2026, 2, 26, 0, 0, 0, 0, time.UTC) }
+	store, _ := memory.Open(dir, &memory.Options{Now: feb26})
+	defer store.Close()
+
+	ctx := context.Background()
+	err := store.Append(ctx, "episodes/2026-02.md", "## Tokyo flight research\n- Summary: Spring Airlines cheapest", "")
+	fmt.Println(err)
+	text, _ := store.Read(ctx, "episodes/2026-02.md")
+	fmt.Print(text)
+	// Output:
+	// <nil>
+	// # 2026-02 Episodes
+	//
+	// > Summary: Tokyo flight research
+	//
+	// ## Tokyo flight research
+	// - Summary: Spring Airlines cheapest
+	// - Date: 2026-02-26
+}
+
+func ExampleStore_Patch() {
+	dir, _ := os.MkdirTemp("", "memory-example-")
+	defer os.RemoveAll(dir)
+	store, _ := memory.Open(dir, nil)
+	defer store.Close()
+
+	ctx := context.Background()
+	_ = store.Write(ctx, "facts/user.md", "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n- City: Beijing\n")
+	n, err := store.Patch(ctx, "facts/user.md", []memory.Patch{{OldText: "- City: Beijing", NewText: "- City: Hangzhou"}})
+	fmt.Println(n, err)
+	_, err = store.Patch(ctx, "facts/user.md", []memory.Patch{{OldText: "Zhang San", NewText: "Li Si"}})
+	fmt.Println(errors.Is(err, memory.ErrPatchFailed))
+	// Output:
+	// 1 <nil>
+	// true
+}

@@ -1,0 +1,107 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mdmemory/memory"
+	"github.com/stretchr/testify/require"
+)
+
+// isModelError reports whether err is one of the model's mistakes.
+func isModelError(err error) bool {
+	for _, s := range []error{memory.ErrInvalidPath, memory.ErrNotFound, memory.ErrBudgetExceeded, memory.ErrPatchFailed, memory.ErrInvalidContent} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestHostFailures provokes failures of the disk (root may ignore
+// permissions, so the layout itself is broken) and checks that they come
+// back as Go errors, not as model errors, and from the tools as errors too.
+func TestHostFailures(t *testing.T) {
+	ctx := context.Background()
+
+	t.Run("a fact file is a folder", func(t *testing.T) {
+		s, dir := open(t, nil)
+		require.NoError(t, os.Mkdir(filepath.Join(dir, "facts", "user.md"), 0o755))
+		_, err := s.Read(ctx, "facts/user.md")
+		require.Error(t, err)
+		require.False(t, isModelError(err), err)
+		require.NoError(t, s.Write(ctx, "facts/memory.md", "- x"), "a folder does not count in the budget")
+		err = s.Write(ctx, "facts/user.md", "- x")
+		require.Error(t, err, "a folder cannot be replaced by a file")
+		require.False(t, isModelError(err), err)
+		_, err = tool(t, s.Tools(), "memory_read").Call(ctx, []byte(`{"path":"facts/user.md"}`))
+		require.Error(t, err)
+		files, err := s.List(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []memory.FileInfo{{Path: "facts/memory.md", Summary: "x", Size: 28}}, files, "a folder is not a memory file and is not listed")
+	})
+
+	t.Run("episodes is a file", func(t *testing.T) {
+		s, dir := open(t, nil)
+		require.NoError(t, os.Remove(filepath.Join(dir, "episodes")))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "episodes"), []byte("x"), 0o644))
+		_, err := s.List(ctx)
+		require.Error(t, err)
+		require.False(t, isModelError(err), err)
+		_, err = s.IndexMessage(ctx)
+		require.Error(t, err)
+		err = s.Append(ctx, "episodes/2026-02.md", "## x", "")
+		require.Error(t, err)
+		require.False(t, isModelError(err), err)
+		_, err = tool(t, s.Tools(), "memory_list").Call(ctx, nil)
+		require.Error(t, err)
+	})
+
+	t.Run("episodes is missing", func(t *testing.T) {
+		s, dir := open(t, nil)
+		require.NoError(t, os.Remove(filepath.Join(dir, "episodes")))
+		files, err := s.List(ctx)
+		require.NoError(t, err)
+		require.Empty(t, files)
+		err = s.Append(ctx, "episodes/2026-02.md", "## x", "")
+		require.Error(t, err, "the library does not recreate a folder a person removed while it runs")
+	})
+
+	t.Run("facts is missing", func(t *testing.T) {
+		s, dir := open(t, nil)
+		require.NoError(t, os.Remove(filepath.Join(dir, "facts")))
+		files, err := s.List(ctx)
+		require.NoError(t, err)
+		require.Empty(t, files)
+	})
+
+	t.Run("open on a root with a broken facts folder", func(t *testing.T) {
+		dir := t.TempDir()
+		require.NoError(t, os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(dir, "facts")))
+		_, err := memory.Open(dir, nil)
+		require.Error(t, err)
+	})
+}
+
+func TestLongPathInErrors(t *testing.T) {
+	s, _ := open(t, nil)
+	long := strings.Repeat("a", 300)
+	_, err := s.Read(context.Background(), long)
+	require.ErrorIs(t, err, memory.ErrInvalidPath)
+	require.Contains(t, err.Error(), strings.Repeat("a", 200)+"…")
+	require.NotContains(t, err.Error(), strings.Repeat("a", 201))
+	_, err = s.Read(context.Background(), "")
+	require.Contains(t, err.Error(), `memory: read "": invalid path: the path is empty`)
+}
+
+func TestIndexMessageLargeFile(t *testing.T) {
+	s, dir := open(t, nil)
+	writeFile(t, dir, "episodes/2026-02.md", "# 2026-02 Episodes\n\n> Summary: big\n\n"+strings.Repeat("x", 1<<20+100))
+	msg, err := s.IndexMessage(context.Background())
+	require.NoError(t, err)
+	require.Contains(t, msg, "- episodes/2026-02.md (1.0MB): big\n")
+}

@@ -417,8 +417,10 @@ func taskHeader(t Task, input, result string, dropped int) string {
 		b.WriteString("The task's conversation follows, oldest first.")
 	case dropped == n:
 		fmt.Fprintf(&b, "The task's conversation (%s) was left out to fit the context window.", plural(n, "message", "messages"))
+	case dropped == 1:
+		b.WriteString("The task's conversation follows, oldest first; its first message was left out to fit the context window.")
 	default:
-		fmt.Fprintf(&b, "The task's conversation follows, oldest first; its first %s were left out to fit the context window.", plural(dropped, "message", "messages"))
+		fmt.Fprintf(&b, "The task's conversation follows, oldest first; its first %d messages were left out to fit the context window.", dropped)
 	}
 	return b.String()
 }
@@ -568,6 +570,10 @@ func (r *Reflector) systemPrompt(ctx context.Context) (string, error) {
 	}
 	d.Persona = d.Role != "" || d.Personality != "" || d.Values != ""
 
+	files, err := s.List(ctx)
+	if err != nil {
+		return "", err
+	}
 	size := 0
 	for _, f := range s.opts.FactFiles {
 		pf := promptFact{Path: factsDir + "/" + f.Name, Purpose: strings.TrimSpace(f.Purpose)}
@@ -583,16 +589,14 @@ func (r *Reflector) systemPrompt(ctx context.Context) (string, error) {
 		case errors.Is(err, ErrNotFound):
 			pf.Note = "does not exist yet."
 		case errors.As(err, &me):
-			pf.Note = "cannot be used: " + me.msg + "."
+			pf.Note = "cannot be read: " + me.msg + "."
 		default:
 			return "", err
 		}
 		d.Facts = append(d.Facts, pf)
 	}
 	d.Size = thousands(size)
-
-	var err error
-	if d.Episodes, err = r.episodeIndex(ctx); err != nil {
+	if d.Episodes, err = r.episodeIndex(ctx, files); err != nil {
 		return "", err
 	}
 	var b strings.Builder
@@ -618,13 +622,10 @@ func joinItems(items []string, sep string) string {
 
 // episodeIndex lists the episode entries, newest first, grouped under their
 // month file, within episodeIndexBudget characters. When it must cut, it
-// keeps the newest and ends with a line saying what was left out. Month
-// files are read newest first and only as far as the budget reaches.
-func (r *Reflector) episodeIndex(ctx context.Context) ([]string, error) {
-	files, err := r.store.List(ctx)
-	if err != nil {
-		return nil, err
-	}
+// keeps the newest and ends with a line saying what was left out. The month
+// files of the listing are read newest first, and only as far as the budget
+// reaches.
+func (r *Reflector) episodeIndex(ctx context.Context, files []FileInfo) ([]string, error) {
 	var months []string
 	for _, f := range files {
 		if strings.HasPrefix(f.Path, episodesDir+"/") {

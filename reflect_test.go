@@ -623,21 +623,22 @@ func TestReflectTrimsTheConversation(t *testing.T) {
 	seedStore(t, s)
 	text := func(c string, n int) string { return strings.Repeat(c, n) }
 	args := func(n int) json.RawMessage { return json.RawMessage(`{"q":"` + text("q", n-8) + `"}`) }
+	// Six turns, with sizes 2000, 8100, 2000, 500, 3500 and 1000 characters.
 	task := memory.Task{
 		Input: "compare flights", Iterations: 4, Actions: 3, Result: "done",
 		Messages: []memory.Message{
-			{Role: "user", Content: text("a", 2000)}, // turn 0: 2000
-			{Role: "assistant", Content: text("b", 100), ToolCalls: []memory.ToolCall{ // turn 1: 8100
+			{Role: "user", Content: text("a", 2000)},
+			{Role: "assistant", Content: text("b", 100), ToolCalls: []memory.ToolCall{
 				{ID: "t1", Name: "web_search", Arguments: args(1000)},
 				{ID: "t2", Name: "web_search", Arguments: args(1000)},
 			}},
 			{Role: "tool", ToolCallID: "t1", Content: text("c", 3000)},
 			{Role: "tool", ToolCallID: "t2", Content: text("d", 3000)},
-			{Role: "user", Content: text("e", 2000)},                                                           // turn 2: 2000
-			{Role: "assistant", Content: text("f", 500)},                                                       // turn 3: 500
-			{Role: "assistant", ToolCalls: []memory.ToolCall{{ID: "t3", Name: "fetch", Arguments: args(500)}}}, // turn 4: 3500
+			{Role: "user", Content: text("e", 2000)},
+			{Role: "assistant", Content: text("f", 500)},
+			{Role: "assistant", ToolCalls: []memory.ToolCall{{ID: "t3", Name: "fetch", Arguments: args(500)}}},
 			{Role: "tool", ToolCallID: "t3", Content: text("g", 3000)},
-			{Role: "user", Content: "名" + text("h", 999)}, // turn 5: 1000
+			{Role: "user", Content: "名" + text("h", 999)},
 		},
 	}
 	first := func(window int) memory.Request {

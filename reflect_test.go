@@ -789,3 +789,50 @@ func TestReflectDiskError(t *testing.T) {
 	require.True(t, strings.HasPrefix(err.Error(), "memory: read facts/user.md: "), err.Error())
 	require.Empty(t, llm.reqs, "the model is not called without its prompt")
 }
+
+// The model may take long; the store stays usable meanwhile. A lock held
+// across the call would deadlock the Write and the Close below.
+func TestReflectHoldsNoLockWhileTheModelRuns(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, nil)
+	llm := memory.LLMFunc(func(ctx context.Context, req memory.Request) (memory.Response, error) {
+		require.NoError(t, s.Write(ctx, "facts/memory.md", "- written while the model ran"))
+		require.NoError(t, s.Close())
+		return memory.Response{Content: "done"}, nil
+	})
+	ref, err := memory.NewReflector(s, llm, nil).Reflect(ctx, zhangSanTask())
+	require.NoError(t, err)
+	require.Equal(t, "done", ref.Assessment)
+}
+
+func TestReflectorConcurrentUse(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, nil)
+	// A stateless model: it appends one episode named after the task, then
+	// reports.
+	llm := memory.LLMFunc(func(ctx context.Context, req memory.Request) (memory.Response, error) {
+		if req.Messages[len(req.Messages)-1].Role == "tool" {
+			return memory.Response{Content: "recorded"}, nil
+		}
+		input := strings.Split(req.Messages[0].Content, "\n")[3]
+		entry := fmt.Sprintf(`{"path":"episodes/2026-02.md","entry":"## %s\n- Summary: concurrent","summary":null}`, input)
+		return memory.Response{ToolCalls: []memory.ToolCall{call("c1", "memory_append", entry)}}, nil
+	})
+	r := memory.NewReflector(s, llm, nil)
+	const n = 8
+	refs := make([]memory.Reflection, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			refs[i], errs[i] = r.Reflect(ctx, memory.Task{Input: fmt.Sprintf("Task %d", i), Iterations: 2})
+		})
+	}
+	wg.Wait()
+	month := readFile(t, s, "episodes/2026-02.md")
+	for i := range n {
+		require.NoError(t, errs[i])
+		require.Equal(t, memory.Reflection{Assessment: "recorded", ToolCalls: 1, Rounds: 2, Changed: []string{"episodes/2026-02.md"}}, refs[i])
+		require.Contains(t, month, fmt.Sprintf("\n## Task %d\n- Summary: concurrent\n- Date: 2026-02-27\n", i))
+	}
+}

@@ -222,11 +222,12 @@ func NewReflector(s *Store, llm LLM, opts *ReflectorOptions) *Reflector {
 // the last model call: the calls of that round are run, and the Assessment
 // says the rounds ran out.
 //
-// Reflect returns an error when the LLM fails, wrapping the LLM's error,
-// and when the store fails or ctx is done, wrapping the store's error
-// ([ErrClosed], a disk error) or ctx's. The Reflection returned with an
-// error reports what was done before it. No store lock is held while the
-// LLM runs.
+// Reflect returns an error, and ends the run, when the LLM fails (the
+// error wraps the LLM's), when ctx is done (it wraps ctx.Err()) and when
+// the store fails: a closed store ([ErrClosed]) or a disk error, returned
+// as the store's method returned it. The Reflection returned with an error
+// reports what was done before it. No store lock is held while the LLM
+// runs.
 func (r *Reflector) Reflect(ctx context.Context, t Task) (Reflection, error) {
 	var ref Reflection
 	if r == nil || r.store == nil || r.llm == nil {
@@ -243,8 +244,10 @@ func (r *Reflector) Reflect(ctx context.Context, t Task) (Reflection, error) {
 
 	tools := r.store.ReflectionTools()
 	byName := make(map[string]Tool, len(tools))
-	for _, tl := range tools {
+	names := make([]string, len(tools))
+	for i, tl := range tools {
 		byName[tl.Name] = tl
+		names[i] = tl.Name
 	}
 	ids := map[string]bool{}
 	changed := map[string]bool{}
@@ -274,7 +277,7 @@ func (r *Reflector) Reflect(ctx context.Context, t Task) (Reflection, error) {
 		}
 		msgs = append(msgs, Message{Role: roleAssistant, Content: resp.Content, ToolCalls: slices.Clone(resp.ToolCalls)})
 		for _, c := range resp.ToolCalls {
-			res, err := r.run(ctx, byName, ids, c)
+			res, err := run(ctx, byName, names, ids, c)
 			ref.ToolCalls++
 			if err != nil {
 				return done(err)
@@ -296,9 +299,10 @@ func (r *Reflector) Reflect(ctx context.Context, t Task) (Reflection, error) {
 	return done(nil)
 }
 
-// run answers one tool call. A model mistake gives an IsError result; only
-// a host failure gives an error.
-func (r *Reflector) run(ctx context.Context, byName map[string]Tool, ids map[string]bool, c ToolCall) (ToolResult, error) {
+// run answers one tool call: it runs the tool byName[c.Name] unless c's ID
+// is in ids, and records the ID. A model mistake gives an IsError result;
+// only a host failure gives an error.
+func run(ctx context.Context, byName map[string]Tool, names []string, ids map[string]bool, c ToolCall) (ToolResult, error) {
 	if c.ID != "" {
 		if ids[c.ID] {
 			return ToolResult{IsError: true, Text: fmt.Sprintf(
@@ -309,7 +313,7 @@ func (r *Reflector) run(ctx context.Context, byName map[string]Tool, ids map[str
 	tl, ok := byName[c.Name]
 	if !ok {
 		return ToolResult{IsError: true, Text: fmt.Sprintf(
-			"there is no tool named %q here; the tools are memory_read, memory_write, memory_patch and memory_append", cut(c.Name, 100))}, nil
+			"there is no tool named %q here; the tools are %s", cut(c.Name, 100), strings.Join(names, ", "))}, nil
 	}
 	return tl.Call(ctx, c.Arguments)
 }

@@ -332,7 +332,7 @@ func TestReflectModelErrorsFedBack(t *testing.T) {
 		require.Equal(t, wantIDs[i], m.ToolCallID)
 	}
 	errorsWith := map[int]string{
-		0:  `there is no tool named "web_search" here; the tools are memory_read, memory_write, memory_patch and memory_append`,
+		0:  `there is no tool named "web_search" here; the tools are memory_read, memory_write, memory_patch, memory_append`,
 		1:  `there is no tool named "memory_list" here`,
 		2:  "the arguments are not valid JSON",
 		3:  "the arguments must be a JSON object, not an array",

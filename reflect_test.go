@@ -61,7 +61,7 @@ func reply(content string, calls ...memory.ToolCall) step {
 	return step{resp: memory.Response{Content: content, ToolCalls: calls}}
 }
 
-func call(id, name, args string) memory.ToolCall {
+func toolCall(id, name, args string) memory.ToolCall {
 	return memory.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}
 }
 
@@ -105,7 +105,7 @@ func toolMessages(req memory.Request) []memory.Message {
 	return out
 }
 
-func readFile(t *testing.T, s *memory.Store, path string) string {
+func readMem(t *testing.T, s *memory.Store, path string) string {
 	t.Helper()
 	text, err := s.Read(context.Background(), path)
 	require.NoError(t, err)
@@ -206,7 +206,7 @@ func zhangSanTask() memory.Task {
 		Result:     "Spring Airlines is cheapest at ¥1200.",
 		Messages: []memory.Message{
 			{Role: "user", Content: "I'm Zhang San. Find me a flight to Tokyo in April."},
-			{Role: "assistant", ToolCalls: []memory.ToolCall{call("s1", "web_search", `{"q":"Tokyo flights April"}`)}},
+			{Role: "assistant", ToolCalls: []memory.ToolCall{toolCall("s1", "web_search", `{"q":"Tokyo flights April"}`)}},
 			{Role: "tool", ToolCallID: "s1", Content: "Spring ¥1200, ANA ¥2800"},
 			{Role: "assistant", Content: "Spring Airlines is cheapest at ¥1200."},
 		},
@@ -220,10 +220,10 @@ func TestReflectFullRun(t *testing.T) {
 	episode := "## Tokyo flight for Zhang San\n- Summary: Spring Airlines cheapest, ¥1200\n- Lesson: prices move daily"
 	llm := script(t,
 		reply("Zhang San is the user's new name; the flight search is worth an episode.",
-			call("c1", "memory_patch", `{"path":"facts/user.md","patches":[{"oldText":"- Name: 建军 (Jianjun)","newText":"- Name: Zhang San"}]}`),
-			call("c2", "memory_append", fmt.Sprintf(`{"path":"episodes/2026-02.md","entry":%q,"summary":null}`, episode)),
+			toolCall("c1", "memory_patch", `{"path":"facts/user.md","patches":[{"oldText":"- Name: 建军 (Jianjun)","newText":"- Name: Zhang San"}]}`),
+			toolCall("c2", "memory_append", fmt.Sprintf(`{"path":"episodes/2026-02.md","entry":%q,"summary":null}`, episode)),
 		),
-		reply("", call("c3", "memory_read", `{"path":"facts/user.md"}`)),
+		reply("", toolCall("c3", "memory_read", `{"path":"facts/user.md"}`)),
 		reply("  Recorded the user's name and the flight search.  "),
 	)
 	task := zhangSanTask()
@@ -236,9 +236,9 @@ func TestReflectFullRun(t *testing.T) {
 		Changed:    []string{"episodes/2026-02.md", "facts/user.md"},
 	}, ref)
 
-	require.Contains(t, readFile(t, s, "facts/user.md"), "\n- Name: Zhang San\n")
-	require.NotContains(t, readFile(t, s, "facts/user.md"), "Jianjun)")
-	require.Contains(t, readFile(t, s, "episodes/2026-02.md"),
+	require.Contains(t, readMem(t, s, "facts/user.md"), "\n- Name: Zhang San\n")
+	require.NotContains(t, readMem(t, s, "facts/user.md"), "Jianjun)")
+	require.Contains(t, readMem(t, s, "episodes/2026-02.md"),
 		"## Tokyo flight for Zhang San\n- Summary: Spring Airlines cheapest, ¥1200\n- Date: 2026-02-27\n- Lesson: prices move daily\n")
 
 	require.Len(t, llm.reqs, 3)
@@ -264,13 +264,13 @@ func TestReflectFullRun(t *testing.T) {
 	results := toolMessages(llm.reqs[1])
 	require.Len(t, results, 2)
 	require.Equal(t, "c1", results[0].ToolCallID)
-	require.JSONEq(t, fmt.Sprintf(`{"path":"facts/user.md","size":%d,"appliedCount":1}`, len(readFile(t, s, "facts/user.md"))), results[0].Content)
+	require.JSONEq(t, fmt.Sprintf(`{"path":"facts/user.md","size":%d,"appliedCount":1}`, len(readMem(t, s, "facts/user.md"))), results[0].Content)
 	require.Equal(t, "c2", results[1].ToolCallID)
 	require.Contains(t, results[1].Content, `"path":"episodes/2026-02.md"`)
 
 	results = toolMessages(llm.reqs[2])
 	require.Len(t, results, 1)
-	require.Equal(t, memory.Message{Role: "tool", ToolCallID: "c3", Content: readFile(t, s, "facts/user.md")}, results[0])
+	require.Equal(t, memory.Message{Role: "tool", ToolCallID: "c3", Content: readMem(t, s, "facts/user.md")}, results[0])
 }
 
 // snapshot returns every file under dir with its content.
@@ -307,17 +307,17 @@ func TestReflectModelErrorsFedBack(t *testing.T) {
 	seedStore(t, s)
 	llm := script(t,
 		reply("",
-			call("a", "web_search", `{"q":"x"}`),
-			call("b", "memory_list", `{}`),
-			call("c", "memory_write", `{"path":"facts/user.md",`),
-			call("d", "memory_write", `["facts/user.md"]`),
-			call("e", "memory_read", `{"path":"facts/user.md","extra":1}`),
-			call("f", "memory_read", `{"path":"../secret.md"}`),
-			call("a", "memory_append", `{"path":"facts/memory.md","entry":"- should not be written","summary":null}`),
-			call("", "memory_read", `{"path":"facts/user.md"}`),
-			call("", "memory_read", `{"path":"facts/user.md"}`),
-			call("g", "memory_read", `null`),
-			call("h", strings.Repeat("x", 300), `{}`),
+			toolCall("a", "web_search", `{"q":"x"}`),
+			toolCall("b", "memory_list", `{}`),
+			toolCall("c", "memory_write", `{"path":"facts/user.md",`),
+			toolCall("d", "memory_write", `["facts/user.md"]`),
+			toolCall("e", "memory_read", `{"path":"facts/user.md","extra":1}`),
+			toolCall("f", "memory_read", `{"path":"../secret.md"}`),
+			toolCall("a", "memory_append", `{"path":"facts/memory.md","entry":"- should not be written","summary":null}`),
+			toolCall("", "memory_read", `{"path":"facts/user.md"}`),
+			toolCall("", "memory_read", `{"path":"facts/user.md"}`),
+			toolCall("g", "memory_read", `null`),
+			toolCall("h", strings.Repeat("x", 300), `{}`),
 		),
 		reply("I made mistakes; nothing recorded."),
 	)
@@ -348,7 +348,7 @@ func TestReflectModelErrorsFedBack(t *testing.T) {
 			require.Contains(t, m.Content, want, "result %d", i)
 		} else {
 			require.False(t, strings.HasPrefix(m.Content, "Error: "), "result %d: %s", i, m.Content)
-			require.Equal(t, readFile(t, s, "facts/user.md"), m.Content, "calls without an ID are run")
+			require.Equal(t, readMem(t, s, "facts/user.md"), m.Content, "calls without an ID are run")
 		}
 	}
 	require.Less(t, len(results[10].Content), 250, "a long tool name is cut")
@@ -361,7 +361,7 @@ func TestReflectLLMError(t *testing.T) {
 	errAPI := errors.New("api: 503 overloaded")
 	s := openStore(t, nil)
 	llm := script(t,
-		reply("", call("c1", "memory_append", `{"path":"facts/memory.md","entry":"- the API fails under load","summary":null}`)),
+		reply("", toolCall("c1", "memory_append", `{"path":"facts/memory.md","entry":"- the API fails under load","summary":null}`)),
 		step{err: errAPI},
 	)
 	ref, err := memory.NewReflector(s, llm, nil).Reflect(context.Background(), zhangSanTask())
@@ -384,7 +384,7 @@ func TestReflectCancelled(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		s := openStore(t, nil)
-		llm := script(t, reply("", call("c1", "memory_append", `{"path":"facts/memory.md","entry":"- x","summary":null}`)))
+		llm := script(t, reply("", toolCall("c1", "memory_append", `{"path":"facts/memory.md","entry":"- x","summary":null}`)))
 		llm.before = func(context.Context, int) { cancel() }
 		ref, err := memory.NewReflector(s, llm, nil).Reflect(ctx, zhangSanTask())
 		require.ErrorIs(t, err, context.Canceled)
@@ -397,7 +397,7 @@ func TestReflectCancelled(t *testing.T) {
 		defer cancel()
 		// The reply arrives, then the host cancels; the call needs no store,
 		// so only the check before the next round can stop the run.
-		llm := script(t, reply("", call("c1", "no_such_tool", `{}`)))
+		llm := script(t, reply("", toolCall("c1", "no_such_tool", `{}`)))
 		r := memory.NewReflector(openStore(t, nil), memory.LLMFunc(func(ctx context.Context, req memory.Request) (memory.Response, error) {
 			defer cancel()
 			return llm.Complete(ctx, req)
@@ -431,7 +431,7 @@ func TestReflectClosedStore(t *testing.T) {
 	})
 	t.Run("while the model runs", func(t *testing.T) {
 		s := openStore(t, nil)
-		llm := script(t, reply("", call("c1", "memory_write", `{"path":"facts/user.md","content":"- x"}`)))
+		llm := script(t, reply("", toolCall("c1", "memory_write", `{"path":"facts/user.md","content":"- x"}`)))
 		llm.before = func(context.Context, int) { require.NoError(t, s.Close()) }
 		ref, err := memory.NewReflector(s, llm, nil).Reflect(context.Background(), zhangSanTask())
 		require.ErrorIs(t, err, memory.ErrClosed)
@@ -441,7 +441,7 @@ func TestReflectClosedStore(t *testing.T) {
 
 func TestReflectMaxRounds(t *testing.T) {
 	appendFact := func(id, line string) step {
-		return reply("still going", call(id, "memory_append", fmt.Sprintf(`{"path":"facts/memory.md","entry":%q,"summary":null}`, line)))
+		return reply("still going", toolCall(id, "memory_append", fmt.Sprintf(`{"path":"facts/memory.md","entry":%q,"summary":null}`, line)))
 	}
 	t.Run("option", func(t *testing.T) {
 		s := openStore(t, nil)
@@ -454,13 +454,13 @@ func TestReflectMaxRounds(t *testing.T) {
 			Rounds:     2,
 			Changed:    []string{"facts/memory.md"},
 		}, ref)
-		require.Contains(t, readFile(t, s, "facts/memory.md"), "- one\n\n- two\n", "the last round's call ran")
+		require.Contains(t, readMem(t, s, "facts/memory.md"), "- one\n\n- two\n", "the last round's call ran")
 	})
 	t.Run("default", func(t *testing.T) {
 		s := openStore(t, nil)
 		var steps []step
 		for i := range memory.DefaultMaxRounds {
-			steps = append(steps, reply("", call(fmt.Sprint(i), "memory_read", `{"path":"facts/user.md"}`)))
+			steps = append(steps, reply("", toolCall(fmt.Sprint(i), "memory_read", `{"path":"facts/user.md"}`)))
 		}
 		llm := script(t, steps...)
 		ref, err := memory.NewReflector(s, llm, &memory.ReflectorOptions{MaxRounds: -1}).Reflect(context.Background(), zhangSanTask())
@@ -475,15 +475,15 @@ func TestReflectChangedSortedAndDeduplicated(t *testing.T) {
 	s := openStore(t, nil)
 	llm := script(t,
 		reply("",
-			call("1", "memory_write", `{"path":"facts/user.md","content":"# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n"}`),
-			call("2", "memory_append", `{"path":"episodes/2026-02.md","entry":"## Flight search\n- Summary: Spring cheapest","summary":null}`),
-			call("3", "memory_append", `{"path":"facts/memory.md","entry":"- Spring Airlines is often cheapest","summary":"airline tips"}`),
-			call("4", "memory_write", `{"path":"episodes/2025-13.md","content":"x"}`),
-			call("5", "memory_read", `{"path":"episodes/2026-02.md"}`),
+			toolCall("1", "memory_write", `{"path":"facts/user.md","content":"# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n"}`),
+			toolCall("2", "memory_append", `{"path":"episodes/2026-02.md","entry":"## Flight search\n- Summary: Spring cheapest","summary":null}`),
+			toolCall("3", "memory_append", `{"path":"facts/memory.md","entry":"- Spring Airlines is often cheapest","summary":"airline tips"}`),
+			toolCall("4", "memory_write", `{"path":"episodes/2025-13.md","content":"x"}`),
+			toolCall("5", "memory_read", `{"path":"episodes/2026-02.md"}`),
 		),
 		reply("",
-			call("6", "memory_patch", `{"path":"facts/user.md","patches":[{"oldText":"- Name: Zhang San\n","newText":"- Name: Zhang San (张三)\n"}]}`),
-			call("7", "memory_patch", `{"path":"facts/memory.md","patches":[{"oldText":"not there","newText":""}]}`),
+			toolCall("6", "memory_patch", `{"path":"facts/user.md","patches":[{"oldText":"- Name: Zhang San\n","newText":"- Name: Zhang San (张三)\n"}]}`),
+			toolCall("7", "memory_patch", `{"path":"facts/memory.md","patches":[{"oldText":"not there","newText":""}]}`),
 		),
 		reply("Done."),
 	)
@@ -491,15 +491,15 @@ func TestReflectChangedSortedAndDeduplicated(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"episodes/2026-02.md", "facts/memory.md", "facts/user.md"}, ref.Changed)
 	require.Equal(t, 7, ref.ToolCalls)
-	require.Contains(t, readFile(t, s, "facts/user.md"), "- Name: Zhang San (张三)\n")
+	require.Contains(t, readMem(t, s, "facts/user.md"), "- Name: Zhang San (张三)\n")
 }
 
 func TestReflectBudgetExceeded(t *testing.T) {
 	s := openStore(t, &memory.Options{FactsBudget: 200})
 	big := strings.Repeat("- a fact that takes room\n", 10)
 	llm := script(t,
-		reply("", call("c1", "memory_write", fmt.Sprintf(`{"path":"facts/user.md","content":%q}`, "# User\n\n> Summary: many facts\n\n"+big))),
-		reply("", call("c2", "memory_write", `{"path":"facts/user.md","content":"# User\n\n> Summary: condensed\n\n- one fact\n"}`)),
+		reply("", toolCall("c1", "memory_write", fmt.Sprintf(`{"path":"facts/user.md","content":%q}`, "# User\n\n> Summary: many facts\n\n"+big))),
+		reply("", toolCall("c2", "memory_write", `{"path":"facts/user.md","content":"# User\n\n> Summary: condensed\n\n- one fact\n"}`)),
 		reply("Condensed and recorded."),
 	)
 	ref, err := memory.NewReflector(s, llm, nil).Reflect(context.Background(), zhangSanTask())
@@ -510,7 +510,7 @@ func TestReflectBudgetExceeded(t *testing.T) {
 	require.Len(t, refused, 1)
 	require.Equal(t, "c1", refused[0].ToolCallID)
 	require.True(t, strings.HasPrefix(refused[0].Content, "Error: facts/ would be 281 bytes, over the 200-byte budget"), refused[0].Content)
-	require.Equal(t, "# User\n\n> Summary: condensed\n\n- one fact\n", readFile(t, s, "facts/user.md"))
+	require.Equal(t, "# User\n\n> Summary: condensed\n\n- one fact\n", readMem(t, s, "facts/user.md"))
 	require.Contains(t, llm.reqs[0].System, "at most 200 bytes. They hold 0 bytes now.")
 }
 
@@ -816,7 +816,7 @@ func TestReflectorConcurrentUse(t *testing.T) {
 		}
 		input := strings.Split(req.Messages[0].Content, "\n")[3]
 		entry := fmt.Sprintf(`{"path":"episodes/2026-02.md","entry":"## %s\n- Summary: concurrent","summary":null}`, input)
-		return memory.Response{ToolCalls: []memory.ToolCall{call("c1", "memory_append", entry)}}, nil
+		return memory.Response{ToolCalls: []memory.ToolCall{toolCall("c1", "memory_append", entry)}}, nil
 	})
 	r := memory.NewReflector(s, llm, nil)
 	const n = 8
@@ -829,7 +829,7 @@ func TestReflectorConcurrentUse(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	month := readFile(t, s, "episodes/2026-02.md")
+	month := readMem(t, s, "episodes/2026-02.md")
 	for i := range n {
 		require.NoError(t, errs[i])
 		require.Equal(t, memory.Reflection{Assessment: "recorded", ToolCalls: 1, Rounds: 2, Changed: []string{"episodes/2026-02.md"}}, refs[i])

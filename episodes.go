@@ -33,30 +33,30 @@ const summaryArgMax = 200
 // Append returns an error wrapping [ErrInvalidPath], [ErrInvalidContent] for
 // a malformed entry or summary, or [ErrBudgetExceeded].
 func (s *Store) Append(ctx context.Context, path, entry, summary string) error {
-	_, err := s.append(ctx, path, entry, summary)
+	_, err := s.append(ctx, path, entry, summary, nil)
 	return err
 }
 
-func (s *Store) append(ctx context.Context, p, entry, summary string) (size int, err error) {
+func (s *Store) append(ctx context.Context, p, entry, summary string, check guard) (data []byte, err error) {
 	const op = "append"
 	end, err := s.begin(ctx, op, p)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer end()
 	t, err := s.resolve(op, p)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if summary, err = checkSummary(op, t.path, summary); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if err := checkText(op, t.path, "entry", entry); err != nil {
-		return 0, err
+		return nil, err
 	}
 	body := markdown.TrimTrailingBlankLines(markdown.TrimLeadingBlankLines([]byte(entry)))
 	if len(body) == 0 {
-		return 0, modelErr(op, t.path, ErrInvalidContent, "the entry is empty; give the text to add")
+		return nil, modelErr(op, t.path, ErrInvalidContent, "the entry is empty; give the text to add")
 	}
 	ed := markdown.Parse(body)
 	if t.isFact() {
@@ -65,15 +65,16 @@ func (s *Store) append(ctx context.Context, p, entry, summary string) (size int,
 		body, err = s.episodeEntry(op, t, ed)
 	}
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old, err := s.readFile(op, t)
-	if err != nil {
-		return 0, err
-	}
+	return s.update(ctx, op, t, check, func(old []byte) ([]byte, error) {
+		return s.appendTo(op, t, old, body, summary)
+	})
+}
+
+// appendTo returns old with body appended and the summary refreshed.
+func (s *Store) appendTo(op string, t target, old, body []byte, summary string) ([]byte, error) {
 	base := markdown.TrimTrailingBlankLines(old)
 	out := make([]byte, 0, len(base)+len(body)+3)
 	out = append(out, base...)
@@ -86,16 +87,12 @@ func (s *Store) append(ctx context.Context, p, entry, summary string) (size int,
 
 	d := markdown.Parse(out)
 	if !t.isFact() && (len(d.Entries) == 0 || d.Entries[len(d.Entries)-1].Start != at) {
-		return 0, modelErr(op, t.path, ErrInvalidContent, "%s ends inside an unclosed block (such as a ``` code fence), so the entry would not start a new section; memory_read the file and close the block with memory_patch, then append again", t.path)
+		return nil, modelErr(op, t.path, ErrInvalidContent, "%s ends inside an unclosed block (such as a ``` code fence), so the entry would not start a new section; memory_read the file and close the block with memory_patch, then append again", t.path)
 	}
 	if summary == "" {
 		summary = s.deriveSummary(t, d)
 	}
-	out = d.SetHead(s.title(t), summary)
-	if err := s.commit(ctx, op, t, old, out); err != nil {
-		return 0, err
-	}
-	return len(out), nil
+	return d.SetHead(s.title(t), summary), nil
 }
 
 // checkSummary validates an explicit summary and returns it trimmed.

@@ -33,6 +33,16 @@ var (
 	// list of patches is malformed: not UTF-8, a NUL byte, too large, an
 	// episode entry without its "## " heading, a summary with a line break.
 	ErrInvalidContent = errors.New("invalid content")
+
+	// ErrConflict is returned when a file changed since it was read (by a
+	// person's edit or another agent), so a change that would overwrite it
+	// was not made: by [Store.WriteIf], and by the tools' memory_write and
+	// memory_patch. Read the file again and redo the change.
+	ErrConflict = errors.New("changed since read")
+
+	// ErrLocked is returned, as a host error, when another process held the
+	// memory directory's lock file for longer than Options.LockTimeout.
+	ErrLocked = errors.New("memory directory is locked by another process")
 )
 
 // modelError is a mistake in a request that the model (or program) can fix.

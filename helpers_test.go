@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -58,10 +59,15 @@ func tool(t testing.TB, tools []memory.Tool, name string) memory.Tool {
 	return memory.Tool{}
 }
 
-// call runs a tool of s with args and requires no host error.
+// conversations holds one tool set per store, as an agent keeps one per
+// conversation: what its memory_read saw, its memory_write may replace.
+var conversations sync.Map // *memory.Store → []memory.Tool
+
+// call runs a tool of s's conversation with args and requires no host error.
 func call(t testing.TB, s *memory.Store, name, args string) memory.ToolResult {
 	t.Helper()
-	r, err := tool(t, s.Tools(), name).Call(context.Background(), json.RawMessage(args))
+	tools, _ := conversations.LoadOrStore(s, s.Tools())
+	r, err := tool(t, tools.([]memory.Tool), name).Call(context.Background(), json.RawMessage(args))
 	require.NoError(t, err)
 	return r
 }

@@ -2,6 +2,8 @@ package memory
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mdmemory/memory/internal/flock"
 	"github.com/mdmemory/memory/internal/markdown"
 )
 
@@ -24,7 +27,12 @@ import (
 const (
 	DefaultFactsBudget = 15360 // bytes over all fact files
 	DefaultIndexBudget = 2000  // characters of IndexMessage
+	DefaultLockTimeout = 10 * time.Second
 )
+
+// lockName is the lock file in the root, the one file the library keeps
+// besides the memory files.
+const lockName = ".lock"
 
 // maxFileSize bounds any one memory file the library writes: memory files
 // are read whole into prompts, and a model asking for more is mistaken.
@@ -56,6 +64,10 @@ type Options struct {
 	// IndexBudget is the size, in characters, IndexMessage aims for.
 	// 0 means DefaultIndexBudget (2000).
 	IndexBudget int
+
+	// LockTimeout bounds how long a change waits for another process that
+	// holds the directory's lock. 0 means DefaultLockTimeout (10s).
+	LockTimeout time.Duration
 }
 
 // FactFile is one file of the closed set under facts/.
@@ -88,13 +100,20 @@ type FileInfo struct {
 // files under episodes/. Every file is read from disk when it is needed, so
 // a person's edit in an editor is seen by the very next call.
 //
-// A Store is safe for concurrent use by multiple goroutines. Changes are
-// serialised inside the Store; readers never see a partly written file.
+// A Store is safe for concurrent use by multiple goroutines, and several
+// Stores, in one process or several, may share a directory. Each change is a
+// read-modify-write under the directory's lock file, so none is lost;
+// readers never see a partly written file.
 type Store struct {
 	root *os.Root
 	opts Options
+	lock *os.File // the root's lock file, flocked around each change
 
-	mu sync.Mutex // serialises read-modify-write of files
+	// unlocked skips the lock file; only benchmarks set it, to measure
+	// what the lock costs.
+	unlocked bool
+
+	mu sync.Mutex // serialises this Store's changes; lock excludes other processes
 
 	life   sync.RWMutex // held for reading by each operation, for writing by Close
 	closed bool
@@ -122,17 +141,68 @@ func Open(dir string, opts *Options) (*Store, error) {
 		return nil, hostErr("open", "", err)
 	}
 	s := &Store{root: root, opts: o}
-	for _, sub := range []string{factsDir, episodesDir} {
-		if err := root.Mkdir(sub, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			root.Close()
-			return nil, hostErr("open", sub, err)
+	if err := s.init(); err != nil {
+		if s.lock != nil {
+			s.lock.Close()
 		}
-		if err := s.removeTemps(sub); err != nil {
-			root.Close()
-			return nil, hostErr("open", sub, err)
-		}
+		root.Close()
+		return nil, err
 	}
 	return s, nil
+}
+
+// init creates the folders and the lock file and, under the lock so that no
+// other process is mid-write, removes the temporary files a crash left.
+func (s *Store) init() error {
+	for _, sub := range []string{factsDir, episodesDir} {
+		if err := s.root.Mkdir(sub, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return hostErr("open", sub, err)
+		}
+	}
+	lock, err := s.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return hostErr("open", lockName, err)
+	}
+	s.lock = lock
+	unlock, err := s.lockDir(context.Background(), "open")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	for _, sub := range []string{factsDir, episodesDir} {
+		if err := s.removeTemps(sub); err != nil {
+			return hostErr("open", sub, err)
+		}
+	}
+	return nil
+}
+
+// lockDir takes the directory's lock file, waiting up to LockTimeout for
+// another process to release it.
+func (s *Store) lockDir(ctx context.Context, op string) (unlock func(), err error) {
+	if s.unlocked {
+		return func() {}, nil
+	}
+	deadline := time.Now().Add(s.opts.LockTimeout)
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		ok, err := flock.TryLock(s.lock)
+		if err != nil {
+			return nil, hostErr(op, lockName, err)
+		}
+		if ok {
+			return func() { flock.Unlock(s.lock) }, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, hostErr(op, "", fmt.Errorf("%w (waited %v)", ErrLocked, s.opts.LockTimeout))
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, hostErr(op, "", ctx.Err())
+		case <-t.C:
+		}
+	}
 }
 
 // fill checks the options and applies the defaults.
@@ -154,8 +224,11 @@ func (o *Options) fill() error {
 		}
 		seen[f.Name] = true
 	}
-	if o.FactsBudget < 0 || o.IndexBudget < 0 {
-		return errors.New("memory: open: FactsBudget and IndexBudget may not be negative")
+	if o.FactsBudget < 0 || o.IndexBudget < 0 || o.LockTimeout < 0 {
+		return errors.New("memory: open: FactsBudget, IndexBudget and LockTimeout may not be negative")
+	}
+	if o.LockTimeout == 0 {
+		o.LockTimeout = DefaultLockTimeout
 	}
 	if o.FactsBudget == 0 {
 		o.FactsBudget = DefaultFactsBudget
@@ -191,7 +264,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	return s.root.Close()
+	return errors.Join(s.lock.Close(), s.root.Close())
 }
 
 // begin starts an operation: it fails when ctx is done or the store is
@@ -365,23 +438,56 @@ func (s *Store) readFile(op string, t target) ([]byte, error) {
 // byte or is over 1 MiB, and [ErrBudgetExceeded] when a fact file would
 // take the fact files over the budget.
 func (s *Store) Write(ctx context.Context, path, content string) error {
-	_, err := s.write(ctx, path, content)
+	_, err := s.write(ctx, path, content, nil)
 	return err
 }
 
-func (s *Store) write(ctx context.Context, p, content string) (size int, err error) {
+// Version returns the version of a file's content, as [Store.WriteIf]
+// checks it: a short hash. The version of a file that does not exist is "".
+func Version(content string) string {
+	sum := sha256.Sum256([]byte(content))
+	return hex.EncodeToString(sum[:12])
+}
+
+func version(b []byte) string {
+	if b == nil {
+		return ""
+	}
+	return Version(string(b))
+}
+
+// WriteIf is [Store.Write] for a caller that read the file first: it
+// writes only when the file's content still has the version the caller
+// read, Version(content), or, when version is "", when the file does not
+// exist. Otherwise it changes nothing and returns an error wrapping
+// [ErrConflict], so a person's edit made in the meantime is not lost.
+func (s *Store) WriteIf(ctx context.Context, path, content, want string) error {
+	_, err := s.write(ctx, path, content, func(op string, t target, old []byte) error {
+		if v := version(old); v != want {
+			return modelErr(op, t.path, ErrConflict, "%s is at version %q, not %q: it changed since it was read; nothing was written", t.path, v, want)
+		}
+		return nil
+	})
+	return err
+}
+
+// guard vets the current content of a file before a change, under the
+// directory's lock. It returns a model error to refuse the change.
+type guard func(op string, t target, old []byte) error
+
+func (s *Store) write(ctx context.Context, p, content string, check guard) ([]byte, error) {
 	const op = "write"
 	end, err := s.begin(ctx, op, p)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer end()
 	t, err := s.resolve(op, p)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if err := checkText(op, t.path, "content", content); err != nil {
-		return 0, err
+		return nil, err
 	}
 	data := []byte(content)
 	if len(data) > 0 && data[len(data)-1] != '\n' {
@@ -395,17 +501,7 @@ func (s *Store) write(ctx context.Context, p, content string) (size int, err err
 		}
 		data = d.SetHead(s.title(t), summary)
 	}
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old, err := s.readFile(op, t)
-	if err != nil {
-		return 0, err
-	}
-	if err := s.commit(ctx, op, t, old, data); err != nil {
-		return 0, err
-	}
-	return len(data), nil
+	return s.update(ctx, op, t, check, func([]byte) ([]byte, error) { return data, nil })
 }
 
 // Patch is one literal replacement for [Store.Patch].
@@ -424,61 +520,59 @@ type Patch struct {
 // [ErrInvalidContent] for an empty list, [ErrNotFound] for a missing file,
 // and the errors of [Store.Write] for the result.
 func (s *Store) Patch(ctx context.Context, path string, patches []Patch) (int, error) {
-	n, _, err := s.patch(ctx, path, patches)
-	return n, err
+	if _, err := s.patch(ctx, path, patches, nil); err != nil {
+		return 0, err
+	}
+	return len(patches), nil
 }
 
-func (s *Store) patch(ctx context.Context, p string, patches []Patch) (applied, size int, err error) {
+func (s *Store) patch(ctx context.Context, p string, patches []Patch, check guard) (data []byte, err error) {
 	const op = "patch"
 	end, err := s.begin(ctx, op, p)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	defer end()
 	t, err := s.resolve(op, p)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	if len(patches) == 0 {
-		return 0, 0, modelErr(op, t.path, ErrInvalidContent, "patches is empty; give at least one {oldText, newText} pair")
+		return nil, modelErr(op, t.path, ErrInvalidContent, "patches is empty; give at least one {oldText, newText} pair")
 	}
 	for i, pt := range patches {
 		if err := checkText(op, t.path, fmt.Sprintf("patch %d of %d: newText", i+1, len(patches)), pt.NewText); err != nil {
-			return 0, 0, err
+			return nil, err
 		}
 	}
+	return s.update(ctx, op, t, check, func(old []byte) ([]byte, error) {
+		if old == nil {
+			return nil, modelErr(op, t.path, ErrNotFound, "%s does not exist; create it with memory_write or memory_append", t.path)
+		}
+		return applyPatches(op, t, string(old), patches)
+	})
+}
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old, err := s.readFile(op, t)
-	if err != nil {
-		return 0, 0, err
-	}
-	if old == nil {
-		return 0, 0, modelErr(op, t.path, ErrNotFound, "%s does not exist; create it with memory_write or memory_append", t.path)
-	}
-	text := string(old)
+// applyPatches applies patches to text in order, all or nothing.
+func applyPatches(op string, t target, text string, patches []Patch) ([]byte, error) {
 	for i, pt := range patches {
 		which := fmt.Sprintf("patch %d of %d", i+1, len(patches))
 		if pt.OldText == "" {
-			return 0, 0, modelErr(op, t.path, ErrPatchFailed, "%s: oldText is empty; copy the exact text to replace from memory_read. Nothing was changed", which)
+			return nil, modelErr(op, t.path, ErrPatchFailed, "%s: oldText is empty; copy the exact text to replace from memory_read. Nothing was changed", which)
 		}
 		switch n := countOverlapping(text, pt.OldText); n {
 		case 1:
 			text = strings.Replace(text, pt.OldText, pt.NewText, 1)
 		case 0:
-			return 0, 0, modelErr(op, t.path, ErrPatchFailed, "%s: oldText was not found in %s%s; call memory_read and copy the text exactly. Nothing was changed", which, t.path, afterEarlier(i))
+			return nil, modelErr(op, t.path, ErrPatchFailed, "%s: oldText was not found in %s%s; call memory_read and copy the text exactly. Nothing was changed", which, t.path, afterEarlier(i))
 		default:
-			return 0, 0, modelErr(op, t.path, ErrPatchFailed, "%s: oldText was found %d times in %s%s; include more of the surrounding text so it matches once. Nothing was changed", which, n, t.path, afterEarlier(i))
+			return nil, modelErr(op, t.path, ErrPatchFailed, "%s: oldText was found %d times in %s%s; include more of the surrounding text so it matches once. Nothing was changed", which, n, t.path, afterEarlier(i))
 		}
 	}
 	if err := checkText(op, t.path, "the patched file", text); err != nil {
-		return 0, 0, err
+		return nil, err
 	}
-	if err := s.commit(ctx, op, t, old, []byte(text)); err != nil {
-		return 0, 0, err
-	}
-	return len(patches), len(text), nil
+	return []byte(text), nil
 }
 
 func afterEarlier(i int) string {
@@ -516,9 +610,41 @@ func checkText(op, p, what, text string) error {
 	return nil
 }
 
+// update is the one read-modify-write of the store. Under the Store's mutex
+// and the directory's lock file it reads t (nil when it does not exist),
+// lets check vet it, lets edit make the new content, checks the size limit
+// and the facts budget, and replaces the file atomically. It returns the
+// content written.
+func (s *Store) update(ctx context.Context, op string, t target, check guard, edit func(old []byte) ([]byte, error)) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	unlock, err := s.lockDir(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	old, err := s.readFile(op, t)
+	if err != nil {
+		return nil, err
+	}
+	if check != nil {
+		if err := check(op, t, old); err != nil {
+			return nil, err
+		}
+	}
+	data, err := edit(old)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.commit(ctx, op, t, old, data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
 // commit checks the facts budget and the size limit, then replaces t with
-// data atomically. The caller holds s.mu; old is the current content (nil
-// when the file does not exist).
+// data atomically. old is the current content (nil when the file does not
+// exist).
 func (s *Store) commit(ctx context.Context, op string, t target, old, data []byte) error {
 	if len(data) > maxFileSize {
 		return modelErr(op, t.path, ErrInvalidContent, "%s would be %s bytes, over the %s-byte limit for one memory file; start a new file or condense this one", t.path, thousands(len(data)), thousands(maxFileSize))

@@ -236,13 +236,17 @@ func (r *Reflector) Reflect(ctx context.Context, t Task) (Reflection, error) {
 	if err := ctx.Err(); err != nil {
 		return ref, hostErr("reflect", "", err)
 	}
-	system, err := r.systemPrompt(ctx)
+	// The facts in the system prompt count as read by the reflection tools,
+	// so the model can patch them without reading them again; a person's
+	// edit made while the model runs is still never overwritten.
+	ts := r.store.newToolset()
+	system, err := r.systemPrompt(ctx, ts)
 	if err != nil {
 		return ref, err
 	}
 	msgs := r.conversation(system, t)
 
-	tools := r.store.ReflectionTools()
+	tools := ts.reflectionTools()
 	byName := make(map[string]Tool, len(tools))
 	names := make([]string, len(tools))
 	for i, tl := range tools {
@@ -559,7 +563,7 @@ type promptData struct {
 
 // systemPrompt renders reflectorPrompt from the store's files as they are
 // now.
-func (r *Reflector) systemPrompt(ctx context.Context) (string, error) {
+func (r *Reflector) systemPrompt(ctx context.Context, ts *toolset) (string, error) {
 	s := r.store
 	p := r.opts.Persona
 	now := s.now()
@@ -585,6 +589,7 @@ func (r *Reflector) systemPrompt(ctx context.Context) (string, error) {
 		var me *modelError
 		switch {
 		case err == nil:
+			ts.saw(pf.Path, []byte(content))
 			pf.Exists, pf.Content = true, content
 			if !strings.HasSuffix(content, "\n") {
 				pf.Content += "\n"

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -44,14 +45,61 @@ func (t Tool) Call(ctx context.Context, args json.RawMessage) (ToolResult, error
 // Tools returns the agent's memory tools: memory_list, memory_read,
 // memory_write, memory_patch and memory_append. Their descriptions name the
 // configured fact files and budget.
+//
+// The tools of one call share a record of the version of each file they
+// have read or written, so that a change made on disk since (a person's
+// edit, another agent) is never overwritten unseen: memory_write and
+// memory_patch refuse to change an existing file that this tool set has not
+// read, or that changed since it last read or wrote it, and tell the model
+// to read it again. memory_append needs no read: it never rewrites what is
+// there. Call Tools once per conversation (task), and again for the next.
 func (s *Store) Tools() []Tool {
-	return []Tool{s.listTool(), s.readTool(), s.writeTool(), s.patchTool(), s.appendTool()}
+	ts := s.newToolset()
+	return []Tool{ts.listTool(), ts.readTool(), ts.writeTool(), ts.patchTool(), ts.appendTool()}
 }
 
 // ReflectionTools returns the tools the post-task reflector uses:
-// memory_read, memory_write, memory_patch and memory_append.
-func (s *Store) ReflectionTools() []Tool {
-	return []Tool{s.readTool(), s.writeTool(), s.patchTool(), s.appendTool()}
+// memory_read, memory_write, memory_patch and memory_append, with a record
+// of their own, as [Store.Tools] describes.
+func (s *Store) ReflectionTools() []Tool { return s.newToolset().reflectionTools() }
+
+// toolset is one conversation's view of the store: the version of each file
+// as the model last read or wrote it.
+type toolset struct {
+	s    *Store
+	mu   sync.Mutex
+	seen map[string]string // path → version
+}
+
+func (s *Store) newToolset() *toolset { return &toolset{s: s, seen: map[string]string{}} }
+
+func (ts *toolset) reflectionTools() []Tool {
+	return []Tool{ts.readTool(), ts.writeTool(), ts.patchTool(), ts.appendTool()}
+}
+
+// saw records that the model has seen path with this content.
+func (ts *toolset) saw(path string, content []byte) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.seen[path] = version(content)
+}
+
+// check is the guard of memory_write and memory_patch: an existing file
+// must be the version the model last saw.
+func (ts *toolset) check(op string, t target, old []byte) error {
+	if old == nil {
+		return nil // nothing to overwrite
+	}
+	ts.mu.Lock()
+	v, ok := ts.seen[t.path]
+	ts.mu.Unlock()
+	switch {
+	case !ok:
+		return modelErr(op, t.path, ErrConflict, "%s already exists and was not read in this conversation; nothing was changed. Call memory_read first so nothing in it is lost, then memory_%s again", t.path, op)
+	case v != version(old):
+		return modelErr(op, t.path, ErrConflict, "%s changed since you last read it (edited by a person or another agent); nothing was changed. Call memory_read to see the current text, then redo the change on it", t.path)
+	}
+	return nil
 }
 
 const pathProperty = `"path": {"type": "string", "description": "A memory file: %s."}`
@@ -78,7 +126,8 @@ func (s *Store) factList() string {
 	return strings.Join(parts, "; ")
 }
 
-func (s *Store) listTool() Tool {
+func (ts *toolset) listTool() Tool {
+	s := ts.s
 	return Tool{
 		Name: "memory_list",
 		Description: "List the saved memory files with their one-line summaries and sizes in bytes: " +
@@ -100,7 +149,8 @@ type readArgs struct {
 	Path *string `json:"path"`
 }
 
-func (s *Store) readTool() Tool {
+func (ts *toolset) readTool() Tool {
+	s := ts.s
 	return Tool{
 		Name: "memory_read",
 		Description: "Read one memory file in full. Use it when the memory index or memory_list shows a file " +
@@ -119,6 +169,7 @@ func (s *Store) readTool() Tool {
 			if err != nil {
 				return errResult(err)
 			}
+			ts.saw(*a.Path, []byte(text))
 			return ToolResult{Text: text}, nil
 		},
 	}
@@ -134,7 +185,8 @@ type sizeResult struct {
 	Size int    `json:"size"`
 }
 
-func (s *Store) writeTool() Tool {
+func (ts *toolset) writeTool() Tool {
+	s := ts.s
 	return Tool{
 		Name: "memory_write",
 		Description: "Create or replace a whole memory file. Use it to rewrite a fact file after reading it: " +
@@ -142,6 +194,7 @@ func (s *Store) writeTool() Tool {
 			"The fact files are " + s.factList() + ". " +
 			"Together they may hold at most " + thousands(s.opts.FactsBudget) + " bytes, so keep them condensed. " +
 			"Start the content with a \"# \" title and a \"> Summary: \" line of under 10 words; a missing title or summary line is added. " +
+			"To replace a file that exists, memory_read it first in this conversation. " +
 			"To change a few lines use memory_patch; to add an episode use memory_append.",
 		InputSchema: schema(`{"type": "object", "properties": {` + fmt.Sprintf(pathProperty, s.pathList()) + `,
 			"content": {"type": "string", "description": "The whole new content of the file, in markdown."}
@@ -157,8 +210,12 @@ func (s *Store) writeTool() Tool {
 			case a.Content == nil:
 				return missing("content")
 			}
-			size, err := s.write(ctx, *a.Path, *a.Content)
-			return jsonResult(sizeResult{Path: *a.Path, Size: size}, err)
+			data, err := s.write(ctx, *a.Path, *a.Content, ts.check)
+			if err != nil {
+				return errResult(err)
+			}
+			ts.saw(*a.Path, data)
+			return jsonResult(sizeResult{Path: *a.Path, Size: len(data)}, nil)
 		},
 	}
 }
@@ -173,12 +230,13 @@ type patchArg struct {
 	NewText *string `json:"newText"`
 }
 
-func (s *Store) patchTool() Tool {
+func (ts *toolset) patchTool() Tool {
+	s := ts.s
 	return Tool{
 		Name: "memory_patch",
 		Description: "Change part of a memory file by exact text replacement, without rewriting the rest. " +
 			"Each patch replaces oldText, which must occur exactly once in the file, with newText (empty to delete it). " +
-			"Patches apply in order, all or nothing. Copy oldText exactly from memory_read. " +
+			"Patches apply in order, all or nothing. memory_read the file first and copy oldText exactly from it. " +
 			"The summary line is not updated for you: patch it too when it no longer fits.",
 		InputSchema: schema(`{"type": "object", "properties": {` + fmt.Sprintf(pathProperty, s.pathList()) + `,
 			"patches": {"type": "array", "description": "One or more replacements, applied in order.", "items": {
@@ -212,12 +270,16 @@ func (s *Store) patchTool() Tool {
 				}
 				patches[i] = Patch{OldText: *p.OldText, NewText: *p.NewText}
 			}
-			n, size, err := s.patch(ctx, *a.Path, patches)
+			data, err := s.patch(ctx, *a.Path, patches, ts.check)
+			if err != nil {
+				return errResult(err)
+			}
+			ts.saw(*a.Path, data)
 			return jsonResult(struct {
 				Path         string `json:"path"`
 				Size         int    `json:"size"`
 				AppliedCount int    `json:"appliedCount"`
-			}{*a.Path, size, n}, err)
+			}{*a.Path, len(data), len(patches)}, nil)
 		},
 	}
 }
@@ -228,7 +290,8 @@ type appendArgs struct {
 	Summary *string `json:"summary"`
 }
 
-func (s *Store) appendTool() Tool {
+func (ts *toolset) appendTool() Tool {
+	s := ts.s
 	return Tool{
 		Name: "memory_append",
 		Description: "Add an entry at the end of a memory file, creating the file if needed. " +
@@ -256,8 +319,24 @@ func (s *Store) appendTool() Tool {
 			if a.Summary != nil {
 				summary = *a.Summary
 			}
-			size, err := s.append(ctx, *a.Path, *a.Entry, summary)
-			return jsonResult(sizeResult{Path: *a.Path, Size: size}, err)
+			// The model keeps a current view of the file when it had one, or
+			// when this append created the file.
+			var current bool
+			note := func(op string, t target, old []byte) error {
+				ts.mu.Lock()
+				v, ok := ts.seen[t.path]
+				ts.mu.Unlock()
+				current = old == nil || ok && v == version(old)
+				return nil
+			}
+			data, err := s.append(ctx, *a.Path, *a.Entry, summary, note)
+			if err != nil {
+				return errResult(err)
+			}
+			if current {
+				ts.saw(*a.Path, data)
+			}
+			return jsonResult(sizeResult{Path: *a.Path, Size: len(data)}, nil)
 		},
 	}
 }

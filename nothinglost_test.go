@@ -1,0 +1,430 @@
+package memory_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mdmemory/memory"
+	"github.com/mdmemory/memory/internal/flock"
+	"github.com/mdmemory/memory/internal/markdown"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The tests of "nothing lost": hand edits, several goroutines, several
+// processes, and processes killed at random moments.
+
+var long = flag.Bool("long", false, "run the multi-process and crash tests at full length")
+
+// TestMain lets the test binary act as a worker process for the
+// multi-process tests: MDMEMORY_WORKER names the role.
+func TestMain(m *testing.M) {
+	if role := os.Getenv("MDMEMORY_WORKER"); role != "" {
+		if err := worker(role, os.Getenv("MDMEMORY_DIR"), os.Getenv("MDMEMORY_ID"), os.Getenv("MDMEMORY_N")); err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func worker(role, dir, id string, nStr string) error {
+	n, _ := strconv.Atoi(nStr)
+	s, err := memory.Open(dir, &memory.Options{Now: feb26})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ctx := context.Background()
+	switch role {
+	case "append":
+		// Each worker appends n entries to one month and moves its own
+		// counter line in facts/memory.md from 0 to n with patches.
+		for i := range n {
+			if err := s.Append(ctx, "episodes/2026-02.md", fmt.Sprintf("## worker %s entry %d\n- Date: 2026-02-01", id, i), ""); err != nil {
+				return err
+			}
+			p := memory.Patch{OldText: fmt.Sprintf("- worker %s: %d\n", id, i), NewText: fmt.Sprintf("- worker %s: %d\n", id, i+1)}
+			if _, err := s.Patch(ctx, "facts/memory.md", []memory.Patch{p}); err != nil {
+				return err
+			}
+		}
+	case "crash":
+		// Writes versions of facts/user.md and appends entries, forever,
+		// each sequence going on from what is on disk; a line on stdout
+		// after each step tells the parent it may kill now.
+		next := func(path, prefix string) int {
+			text, _ := s.Read(ctx, path)
+			d := markdown.Parse([]byte(text))
+			n := 0
+			for _, it := range d.Items {
+				if v, ok := strings.CutPrefix(it.Text, prefix); ok {
+					n, _ = strconv.Atoi(v)
+				}
+			}
+			for _, e := range d.Entries {
+				if v, ok := strings.CutPrefix(e.Title, prefix); ok {
+					n, _ = strconv.Atoi(v)
+				}
+			}
+			return n + 1
+		}
+		w, a := next("facts/user.md", "Version: "), next("episodes/2026-02.md", "entry ")
+		for {
+			if err := s.Write(ctx, "facts/user.md", crashVersion(w)); err != nil {
+				return err
+			}
+			fmt.Println("w", w)
+			w++
+			if err := s.Append(ctx, "episodes/2026-02.md", crashEntry(a), ""); err != nil {
+				return err
+			}
+			fmt.Println("a", a)
+			a++
+		}
+	}
+	return nil
+}
+
+// crashVersion is version n of facts/user.md in the crash test: a few KB so
+// that a write takes several system calls.
+func crashVersion(n int) string {
+	return fmt.Sprintf("# User\n\n> Summary: version %d\n\n- Version: %d\n%s", n, n, strings.Repeat(fmt.Sprintf("- filler line of version %d\n", n), 100))
+}
+
+func crashEntry(n int) string {
+	return fmt.Sprintf("## entry %d\n- Date: 2026-02-01\n- Summary: entry number %d\n%s", n, n, strings.Repeat("- detail\n", n%7))
+}
+
+func startWorker(t *testing.T, role, dir string, id, n int) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "MDMEMORY_WORKER="+role, "MDMEMORY_DIR="+dir, "MDMEMORY_ID="+strconv.Itoa(id), "MDMEMORY_N="+strconv.Itoa(n))
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// TestMultiProcess runs worker processes that append and patch on one root
+// at the same time; every entry and every patch must be there exactly once.
+func TestMultiProcess(t *testing.T) {
+	workers, each := 4, 25
+	if *long {
+		workers, each = 8, 200
+	}
+	s, dir := open(t, nil)
+	var counters strings.Builder
+	for w := range workers {
+		fmt.Fprintf(&counters, "- worker %d: 0\n", w)
+	}
+	require.NoError(t, s.Write(context.Background(), "facts/memory.md", "# Memory\n\n> Summary: counters\n\n"+counters.String()))
+
+	cmds := make([]*exec.Cmd, workers)
+	for w := range workers {
+		cmds[w] = startWorker(t, "append", dir, w, each)
+		require.NoError(t, cmds[w].Start())
+	}
+	for _, c := range cmds {
+		require.NoError(t, c.Wait())
+	}
+
+	d := markdown.Parse([]byte(readFile(t, dir, "episodes/2026-02.md")))
+	require.Len(t, d.Entries, workers*each)
+	count := map[string]int{}
+	for _, e := range d.Entries {
+		count[e.Title]++
+	}
+	for w := range workers {
+		for i := range each {
+			require.Equal(t, 1, count[fmt.Sprintf("worker %d entry %d", w, i)], "worker %d entry %d", w, i)
+		}
+	}
+	facts := readFile(t, dir, "facts/memory.md")
+	for w := range workers {
+		require.Contains(t, facts, fmt.Sprintf("- worker %d: %d\n", w, each), "no patch lost")
+	}
+	t.Logf("%d processes × %d appends and %d patches each: all present once", workers, each, each)
+}
+
+// TestCrash kills a worker process at random moments while it writes and
+// appends; after every kill the store opens, no temporary file is left, and
+// every file is a version that was actually written, whole.
+func TestCrash(t *testing.T) {
+	kills := 150
+	if testing.Short() {
+		kills = 30
+	}
+	if *long {
+		kills = 2000
+	}
+	_, dir := open(t, nil)
+	rng := rand.New(rand.NewPCG(1, 2))
+	midWrite := 0 // kills that left a temporary file: the worker died mid-write
+	for k := range kills {
+		cmd := startWorker(t, "crash", dir, 0, 0)
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		// Let the worker finish a random number of steps, then kill it in
+		// the middle of the next one.
+		lines := bufio.NewScanner(out)
+		for range rng.IntN(4) {
+			if !lines.Scan() {
+				break
+			}
+		}
+		require.NoError(t, cmd.Process.Kill())
+		_ = cmd.Wait()
+		for _, sub := range []string{"facts", "episodes"} {
+			names, _ := os.ReadDir(filepath.Join(dir, sub))
+			for _, n := range names {
+				if strings.Contains(n.Name(), ".tmp-") {
+					midWrite++
+				}
+			}
+		}
+
+		s, err := memory.Open(dir, nil)
+		require.NoError(t, err, "kill %d", k)
+		for _, sub := range []string{"facts", "episodes"} {
+			names, err := os.ReadDir(filepath.Join(dir, sub))
+			require.NoError(t, err)
+			for _, n := range names {
+				require.False(t, strings.Contains(n.Name(), ".tmp-"), "kill %d: temporary file %s left after Open", k, n.Name())
+			}
+		}
+		if user, err := os.ReadFile(filepath.Join(dir, "facts", "user.md")); err == nil {
+			d := markdown.Parse(user)
+			v, _ := strings.CutPrefix(d.Summary.Text, "version ")
+			n, _ := strconv.Atoi(v)
+			require.Equal(t, crashVersion(n), string(user), "kill %d: facts/user.md is not a version that was written", k)
+		}
+		if month, err := os.ReadFile(filepath.Join(dir, "episodes", "2026-02.md")); err == nil {
+			d := markdown.Parse(month)
+			require.True(t, d.Title.OK && d.Summary.OK, "kill %d", k)
+			for i, e := range d.Entries {
+				require.Equal(t, fmt.Sprintf("entry %d", i+1), e.Title, "kill %d: entries are consecutive", k)
+				want := crashEntry(i + 1)
+				got := string(month[e.Start:e.End])
+				if i < len(d.Entries)-1 {
+					want += "\n"
+				}
+				require.Equal(t, want, got, "kill %d: entry %d is whole", k, i+1)
+			}
+		}
+		require.NoError(t, s.Close())
+	}
+	d := markdown.Parse([]byte(readFile(t, dir, "episodes/2026-02.md")))
+	t.Logf("%d kills survived (%d of them mid-write, leaving a temporary file); %d entries appended and %s versions written in all",
+		kills, midWrite, len(d.Entries), strings.TrimPrefix(markdown.Parse([]byte(readFile(t, dir, "facts/user.md"))).Summary.Text, "version "))
+}
+
+func TestHandEditsAreNotOverwritten(t *testing.T) {
+	s, dir := open(t, nil)
+	ctx := context.Background()
+	require.NoError(t, s.Write(ctx, "facts/user.md", "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n"))
+	tools := s.Tools()
+	run := func(name, args string) memory.ToolResult {
+		r, err := tool(t, tools, name).Call(ctx, json.RawMessage(args))
+		require.NoError(t, err)
+		return r
+	}
+	write := `{"path": "facts/user.md", "content": "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n- City: Hangzhou\n"}`
+	patch := `{"path": "facts/user.md", "patches": [{"oldText": "- Name: Zhang San\n", "newText": "- Name: Zhang San\n- City: Hangzhou\n"}]}`
+
+	// Never read in this conversation: refused.
+	r := run("memory_write", write)
+	require.True(t, r.IsError)
+	require.Contains(t, r.Text, "facts/user.md already exists and was not read in this conversation; nothing was changed. Call memory_read first")
+	r = run("memory_patch", patch)
+	require.True(t, r.IsError)
+
+	// Read, then a person edits the file: refused, and the edit is intact.
+	require.False(t, run("memory_read", `{"path": "facts/user.md"}`).IsError)
+	edited := "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n- Birthday: March 15 (added by hand)\n"
+	writeFile(t, dir, "facts/user.md", edited)
+	for _, args := range []string{write, patch} {
+		r = run(map[bool]string{true: "memory_write", false: "memory_patch"}[args == write], args)
+		require.True(t, r.IsError)
+		require.Contains(t, r.Text, "facts/user.md changed since you last read it (edited by a person or another agent); nothing was changed. Call memory_read")
+		require.Equal(t, edited, readFile(t, dir, "facts/user.md"))
+	}
+
+	// After a fresh read the change goes through, and the tool set's own
+	// changes count as seen.
+	require.Contains(t, run("memory_read", `{"path": "facts/user.md"}`).Text, "added by hand")
+	require.False(t, run("memory_patch", patch).IsError)
+	require.False(t, run("memory_append", `{"path": "facts/user.md", "entry": "- Pet: a cat", "summary": "Zhang San"}`).IsError)
+	require.False(t, run("memory_write", `{"path": "facts/user.md", "content": "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n- Birthday: March 15 (added by hand)\n- City: Hangzhou\n- Pet: a cat\n"}`).IsError)
+
+	// Append needs no read, and a new file needs none either.
+	require.False(t, run("memory_append", `{"path": "facts/memory.md", "entry": "- a lesson", "summary": null}`).IsError)
+	require.False(t, run("memory_write", `{"path": "episodes/2026-01.md", "content": "## a"}`).IsError)
+
+	// An append by someone else makes this conversation's view stale.
+	require.NoError(t, s.Append(ctx, "facts/memory.md", "- another agent's lesson", ""))
+	r = run("memory_append", `{"path": "facts/memory.md", "entry": "- my second lesson", "summary": null}`)
+	require.False(t, r.IsError, "appending is always allowed")
+	r = run("memory_write", `{"path": "facts/memory.md", "content": "- condensed"}`)
+	require.True(t, r.IsError, "the other agent's line was never seen")
+	require.Contains(t, readFile(t, dir, "facts/memory.md"), "another agent's lesson")
+
+	// Two conversations: each has its own record.
+	other := s.Tools()
+	r2, err := tool(t, other, "memory_write").Call(ctx, json.RawMessage(write))
+	require.NoError(t, err)
+	require.True(t, r2.IsError)
+}
+
+func TestWriteIf(t *testing.T) {
+	s, dir := open(t, nil)
+	ctx := context.Background()
+	require.NoError(t, s.WriteIf(ctx, "facts/user.md", "- a", ""), `"" means the file must not exist`)
+	err := s.WriteIf(ctx, "facts/user.md", "- b", "")
+	require.ErrorIs(t, err, memory.ErrConflict)
+
+	text, err := s.Read(ctx, "facts/user.md")
+	require.NoError(t, err)
+	v := memory.Version(text)
+	require.Len(t, v, 24)
+	writeFile(t, dir, "facts/user.md", text+"- by hand\n")
+	err = s.WriteIf(ctx, "facts/user.md", "- b", v)
+	require.ErrorIs(t, err, memory.ErrConflict)
+	require.Contains(t, err.Error(), "changed since it was read; nothing was written")
+	require.Contains(t, readFile(t, dir, "facts/user.md"), "- by hand")
+
+	text, _ = s.Read(ctx, "facts/user.md")
+	require.NoError(t, s.WriteIf(ctx, "facts/user.md", "- b", memory.Version(text)))
+	require.NotEqual(t, memory.Version("a"), memory.Version("b"))
+}
+
+func TestReflectorFactsCountAsRead(t *testing.T) {
+	s, dir := open(t, nil)
+	ctx := context.Background()
+	require.NoError(t, s.Write(ctx, "facts/user.md", "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n"))
+	patch := memory.ToolCall{ID: "1", Name: "memory_patch", Arguments: json.RawMessage(`{"path": "facts/user.md", "patches": [{"oldText": "- Name: Zhang San\n", "newText": "- Name: Zhang San\n- City: Hangzhou\n"}]}`)}
+	var results []string
+	llm := func(edit bool) memory.LLM {
+		return memory.LLMFunc(func(ctx context.Context, req memory.Request) (memory.Response, error) {
+			if last := req.Messages[len(req.Messages)-1]; last.Role == "tool" {
+				results = append(results, last.Content)
+				return memory.Response{Content: "done"}, nil
+			}
+			if edit { // a person edits the file while the model thinks
+				writeFile(t, dir, "facts/user.md", "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San (edited)\n")
+			}
+			return memory.Response{ToolCalls: []memory.ToolCall{patch}}, nil
+		})
+	}
+	task := memory.Task{Input: "I moved to Hangzhou", Iterations: 2, Actions: 2}
+	ref, err := memory.NewReflector(s, llm(false), nil).Reflect(ctx, task)
+	require.NoError(t, err)
+	require.Equal(t, []string{"facts/user.md"}, ref.Changed, results)
+	require.Contains(t, readFile(t, dir, "facts/user.md"), "- City: Hangzhou")
+
+	ref, err = memory.NewReflector(s, llm(true), nil).Reflect(ctx, task)
+	require.NoError(t, err)
+	require.Empty(t, ref.Changed)
+	require.Contains(t, results[1], "changed since you last read it")
+	require.Contains(t, readFile(t, dir, "facts/user.md"), "(edited)")
+}
+
+func TestLockTimeout(t *testing.T) {
+	s, dir := open(t, &memory.Options{LockTimeout: 20 * time.Millisecond})
+	held, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer held.Close()
+	ok, err := flock.TryLock(held)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	ctx := context.Background()
+	err = s.Append(ctx, "episodes/2026-02.md", "## x", "")
+	require.ErrorIs(t, err, memory.ErrLocked)
+	require.Contains(t, err.Error(), "memory: append: memory directory is locked by another process (waited 20ms)")
+	_, err = tool(t, s.Tools(), "memory_append").Call(ctx, json.RawMessage(`{"path": "episodes/2026-02.md", "entry": "## x", "summary": null}`))
+	require.ErrorIs(t, err, memory.ErrLocked, "a host error, not the model's")
+	_, err = memory.Open(dir, &memory.Options{LockTimeout: time.Millisecond})
+	require.ErrorIs(t, err, memory.ErrLocked)
+
+	// Reading needs no lock.
+	_, err = s.List(ctx)
+	require.NoError(t, err)
+
+	// A context that ends while waiting ends the wait.
+	dir2 := filepath.Join(t.TempDir(), "m")
+	s2, err := memory.Open(dir2, nil)
+	require.NoError(t, err)
+	defer s2.Close()
+	held2, err := os.OpenFile(filepath.Join(dir2, ".lock"), os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer held2.Close()
+	_, err = flock.TryLock(held2)
+	require.NoError(t, err)
+	ctx2, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
+	defer cancel()
+	err = s2.Write(ctx2, "facts/user.md", "- x")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	require.NoError(t, flock.Unlock(held))
+	require.NoError(t, s.Append(ctx, "episodes/2026-02.md", "## x", ""))
+	require.FileExists(t, filepath.Join(dir, ".lock"))
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close())
+}
+
+// TestGoroutines runs mixed operations from many goroutines on two Stores
+// over one directory; every count is preserved.
+func TestGoroutines(t *testing.T) {
+	a, dir := open(t, nil)
+	b, err := memory.Open(dir, &memory.Options{Now: feb26})
+	require.NoError(t, err)
+	defer b.Close()
+	ctx := context.Background()
+	const workers, each = 6, 15
+	var counters strings.Builder
+	for w := range workers {
+		fmt.Fprintf(&counters, "- counter %d: 0\n", w)
+	}
+	require.NoError(t, a.Write(ctx, "facts/memory.md", counters.String()))
+
+	var wg sync.WaitGroup
+	for w := range workers {
+		s := a
+		if w%2 == 1 {
+			s = b
+		}
+		wg.Go(func() {
+			for i := range each {
+				assert.NoError(t, s.Append(ctx, "episodes/2026-02.md", fmt.Sprintf("## g%d-%d", w, i), ""))
+				_, err := s.Patch(ctx, "facts/memory.md", []memory.Patch{{OldText: fmt.Sprintf("- counter %d: %d\n", w, i), NewText: fmt.Sprintf("- counter %d: %d\n", w, i+1)}})
+				assert.NoError(t, err)
+				assert.NoError(t, s.Write(ctx, fmt.Sprintf("episodes/2025-%02d.md", w+1), fmt.Sprintf("## own file %d", i)))
+				_, err = s.List(ctx)
+				assert.NoError(t, err)
+				_, err = s.Read(ctx, "facts/memory.md")
+				assert.NoError(t, err)
+			}
+		})
+	}
+	wg.Wait()
+	d := markdown.Parse([]byte(readFile(t, dir, "episodes/2026-02.md")))
+	require.Len(t, d.Entries, workers*each)
+	facts := readFile(t, dir, "facts/memory.md")
+	for w := range workers {
+		require.Contains(t, facts, fmt.Sprintf("- counter %d: %d\n", w, each))
+		require.Contains(t, readFile(t, dir, fmt.Sprintf("episodes/2025-%02d.md", w+1)), fmt.Sprintf("## own file %d", each-1))
+	}
+}

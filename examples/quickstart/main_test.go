@@ -2,12 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mdmemory/memory"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/output.golden")
@@ -25,4 +30,65 @@ func TestRun(t *testing.T) {
 	want, err := os.ReadFile(golden)
 	require.NoError(t, err)
 	require.Equal(t, string(want), out.String())
+}
+
+// TestAcceptance checks the design's acceptance scenario on what the demo
+// did, not on its wording: the answers and the files.
+func TestAcceptance(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data", "memory")
+	var out bytes.Buffer
+	require.NoError(t, run(&out, dir))
+
+	names := answers(out.String(), "What's my name?")
+	require.Len(t, names, 2)
+	require.Contains(t, names[0], "Zhang San", "remembers the name across a restart")
+	require.NotContains(t, names[0], "Xiao Zhang")
+	bugs := answers(out.String(), "What bug did we fix last time?")
+	require.Len(t, bugs, 1)
+	require.Contains(t, bugs[0], "Login fails after an hour", "recalls the bug fixed")
+	require.Contains(t, bugs[0], "tokens expired an hour early")
+	require.Contains(t, names[1], "Xiao Zhang", "uses the hand edit")
+
+	user, err := os.ReadFile(filepath.Join(dir, "facts", "user.md"))
+	require.NoError(t, err)
+	require.Equal(t, "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n- Preferred name: Xiao Zhang\n", string(user))
+	month, err := os.ReadFile(filepath.Join(dir, "episodes", "2026-02.md"))
+	require.NoError(t, err)
+	require.Contains(t, string(month), "\n## Login fails after an hour\n- Summary: tokens expired an hour early")
+	require.Contains(t, string(month), "\n- Date: 2026-02-26\n")
+}
+
+// answers returns the agent's answers to question in a transcript, in order.
+func answers(transcript, question string) []string {
+	var got []string
+	for _, after := range strings.Split(transcript, "user: "+question+"\n")[1:] {
+		_, answer, _ := strings.Cut("\n"+after, "\nagent: ")
+		answer, _, _ = strings.Cut(answer, "\n")
+		got = append(got, answer)
+	}
+	return got
+}
+
+// TestAgentAnswersFromMemory shows that the scripted agent's answers come
+// from the files it reads, not from its script.
+func TestAgentAnswersFromMemory(t *testing.T) {
+	ctx := context.Background()
+	store, err := memory.Open(t.TempDir(), nil)
+	require.NoError(t, err)
+	defer store.Close()
+	agent := memory.LLMFunc(agentModel)
+
+	got, err := ask(ctx, io.Discard, store, agent, "What's my name?")
+	require.NoError(t, err)
+	require.Equal(t, "I don't remember that.", got)
+
+	require.NoError(t, store.Write(ctx, "facts/user.md", "# User\n\n- Name: Li Si\n"))
+	require.NoError(t, store.Append(ctx, "episodes/2025-12.md", "## Old crash\n- Summary: nil map\n- Date: 2025-12-01", ""))
+	require.NoError(t, store.Append(ctx, "episodes/2026-01.md", "## Slow page\n- Summary: missing index\n- Date: 2026-01-05", ""))
+	got, err = ask(ctx, io.Discard, store, agent, "What's my name?")
+	require.NoError(t, err)
+	require.Equal(t, "Your name is Li Si.", got)
+	got, err = ask(ctx, io.Discard, store, agent, "What bug did we fix last time?")
+	require.NoError(t, err)
+	require.Equal(t, `On 2026-01-05 we fixed "Slow page": missing index.`, got)
 }

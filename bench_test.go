@@ -152,3 +152,43 @@ func BenchmarkDiskFloor(b *testing.B) {
 		d.Close()
 	}
 }
+
+// BenchmarkLock measures what the directory's lock file adds to a change:
+// the same append and patch with the lock and with it skipped.
+func BenchmarkLock(b *testing.B) {
+	for _, mode := range []string{"locked", "unlocked"} {
+		b.Run("append/"+mode, func(b *testing.B) {
+			s, _ := open(b, nil)
+			if mode == "unlocked" {
+				memory.Unlocked(s)
+			}
+			ctx := context.Background()
+			n := 0
+			for b.Loop() {
+				path := fmt.Sprintf("episodes/%04d-%02d.md", 2000+n/72, n/6%12+1)
+				if err := s.Append(ctx, path, entry(n), ""); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+		})
+		b.Run("patch/"+mode, func(b *testing.B) {
+			s, _ := open(b, nil)
+			if mode == "unlocked" {
+				memory.Unlocked(s)
+			}
+			ctx := context.Background()
+			if err := s.Write(ctx, "facts/user.md", strings.Repeat("- a fact line of some length, about fifty bytes\n", 40)+"- Counter: 0\n"); err != nil {
+				b.Fatal(err)
+			}
+			i := 0
+			for b.Loop() {
+				p := []memory.Patch{{OldText: fmt.Sprintf("- Counter: %d\n", i), NewText: fmt.Sprintf("- Counter: %d\n", i+1)}}
+				if _, err := s.Patch(ctx, "facts/user.md", p); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}

@@ -39,15 +39,11 @@ func (s *Store) Append(ctx context.Context, path, entry, summary string) error {
 
 func (s *Store) append(ctx context.Context, p, entry, summary string, check guard) (data []byte, err error) {
 	const op = "append"
-	end, err := s.begin(ctx, op, p)
+	t, end, err := s.start(ctx, op, p)
 	if err != nil {
 		return nil, err
 	}
 	defer end()
-	t, err := s.resolve(op, p)
-	if err != nil {
-		return nil, err
-	}
 	if summary, err = checkSummary(op, t.path, summary); err != nil {
 		return nil, err
 	}

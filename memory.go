@@ -281,6 +281,20 @@ func (s *Store) begin(ctx context.Context, op, p string) (end func(), err error)
 	return s.life.RUnlock, nil
 }
 
+// start begins an operation on the file at path p: see begin and resolve.
+func (s *Store) start(ctx context.Context, op, p string) (target, func(), error) {
+	end, err := s.begin(ctx, op, p)
+	if err != nil {
+		return target{}, nil, err
+	}
+	t, err := s.resolve(op, p)
+	if err != nil {
+		end()
+		return target{}, nil, err
+	}
+	return t, end, nil
+}
+
 func (s *Store) now() time.Time { return s.opts.Now() }
 
 // List returns the memory files: the fact files that exist, in the
@@ -391,15 +405,11 @@ func (s *Store) head(p string) (info FileInfo, ok bool, err error) {
 // [ErrInvalidPath] for a path outside the grammar and [ErrNotFound] for a
 // file that does not exist.
 func (s *Store) Read(ctx context.Context, path string) (string, error) {
-	end, err := s.begin(ctx, "read", path)
+	t, end, err := s.start(ctx, "read", path)
 	if err != nil {
 		return "", err
 	}
 	defer end()
-	t, err := s.resolve("read", path)
-	if err != nil {
-		return "", err
-	}
 	b, err := s.readFile("read", t)
 	if err != nil {
 		return "", err
@@ -477,15 +487,11 @@ type guard func(op string, t target, old []byte) error
 
 func (s *Store) write(ctx context.Context, p, content string, check guard) ([]byte, error) {
 	const op = "write"
-	end, err := s.begin(ctx, op, p)
+	t, end, err := s.start(ctx, op, p)
 	if err != nil {
 		return nil, err
 	}
 	defer end()
-	t, err := s.resolve(op, p)
-	if err != nil {
-		return nil, err
-	}
 	if err := checkText(op, t.path, "content", content); err != nil {
 		return nil, err
 	}
@@ -528,15 +534,11 @@ func (s *Store) Patch(ctx context.Context, path string, patches []Patch) (int, e
 
 func (s *Store) patch(ctx context.Context, p string, patches []Patch, check guard) (data []byte, err error) {
 	const op = "patch"
-	end, err := s.begin(ctx, op, p)
+	t, end, err := s.start(ctx, op, p)
 	if err != nil {
 		return nil, err
 	}
 	defer end()
-	t, err := s.resolve(op, p)
-	if err != nil {
-		return nil, err
-	}
 	if len(patches) == 0 {
 		return nil, modelErr(op, t.path, ErrInvalidContent, "patches is empty; give at least one {oldText, newText} pair")
 	}

@@ -140,11 +140,13 @@ func (t *tokenizer) scan(s string, emit func(tok []byte, word bool)) {
 // lowerASCII returns c lower-cased if it is an ASCII letter or digit, and 0
 // otherwise.
 func lowerASCII(c byte) byte {
-	switch {
-	case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+	// Setting bit 5 lower-cases an ASCII letter and maps no other byte
+	// into a–z; the unsigned subtractions are range checks.
+	if l := c | 0x20; l-'a' < 26 {
+		return l
+	}
+	if c-'0' < 10 {
 		return c
-	case 'A' <= c && c <= 'Z':
-		return c + 'a' - 'A'
 	}
 	return 0
 }

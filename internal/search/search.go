@@ -34,8 +34,11 @@ const (
 	b  = 0.75
 )
 
-// maxTF caps a stored term frequency. BM25 saturates long before it: a term
-// 255 times in a document scores within 0.5% of a term that occurs more.
+// maxTF caps a stored term frequency, so that it fits in a byte. BM25 has
+// saturated by then: for a document up to eight times the average length,
+// the term's score is within 3% of what any higher frequency would give.
+// Only a term repeated hundreds of times in a far longer document (a huge
+// code block) scores lower than it would uncapped.
 const maxTF = math.MaxUint8
 
 // Doc is one document of a file: a unit that is found and returned whole.
@@ -114,8 +117,9 @@ type Index struct {
 // and length, and an inverted index from term ID to postings.
 type segment struct {
 	name   string
-	slot   int // index in Index.segs
-	length int // sum of lens
+	slot   int    // index in Index.segs
+	length int    // sum of lens
+	newest string // the latest of dates
 
 	pos   []int
 	dates []string
@@ -233,6 +237,7 @@ func (x *Index) newSegment(docs []Doc) *segment {
 				dates[date] = date
 			}
 			seg.dates[d] = date
+			seg.newest = max(seg.newest, date)
 		}
 		ids := bd.ids[:0]
 		bd.tok.scan(doc.Text, func(tok []byte, word bool) {
@@ -340,6 +345,7 @@ type searcher struct {
 	acc     []float64 // by local document number: score so far, 0 if untouched
 	touched []uint32
 	heap    []candidate
+	segs    []*segment
 }
 
 type queryTerm struct {
@@ -432,10 +438,20 @@ func (x *Index) Latest(limit int, f *Filter) []Hit {
 	}
 	defer x.scratch.Put(s)
 
-	s.heap = s.heap[:0]
+	// Files newest first, so that once limit hits are in, the files whose
+	// newest date is older than the last hit can be skipped: with monthly
+	// files, all but the last few.
+	s.segs = s.segs[:0]
 	for _, seg := range x.segs {
-		if !f.keepFile(seg.name) {
-			continue
+		if seg.newest != "" && f.keepFile(seg.name) {
+			s.segs = append(s.segs, seg)
+		}
+	}
+	slices.SortFunc(s.segs, func(a, b *segment) int { return strings.Compare(b.newest, a.newest) })
+	s.heap = s.heap[:0]
+	for _, seg := range s.segs {
+		if limit > 0 && len(s.heap) == limit && seg.newest < s.heap[0].seg.dates[s.heap[0].doc] {
+			break
 		}
 		for d, date := range seg.dates {
 			if date != "" && f.keepDate(date) {
@@ -443,6 +459,7 @@ func (x *Index) Latest(limit int, f *Filter) []Hit {
 			}
 		}
 	}
+	clear(s.segs)
 	return s.results(newest)
 }
 

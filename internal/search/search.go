@@ -14,7 +14,8 @@
 // Okapi BM25 with k1 = 1.2, b = 0.75 and Lucene's idf,
 // log(1 + (N − n + 0.5)/(n + 0.5)); a document matches when it holds any
 // query term. Results are ordered by score, ties by file then position, so
-// equal inputs give equal outputs.
+// equal inputs give equal outputs. [Index.Latest] lists the dated documents
+// newest first, for a query with no words.
 //
 // Nothing here does I/O, and the index keeps no document text: only term
 // IDs, counts, positions and dates.

@@ -18,11 +18,11 @@ const maxTokenBytes = 64
 // Unicode letter, decimal digit or combining mark. Each word that is not an
 // English stopword ("the", "and", "did", …) is stemmed: the light
 // Porter-style stemmer in stem.go strips inflections, so "reviews",
-// "reviewed" and "reviewing" all give "review". Runs of
-// CJK characters (Han, Hiragana, Katakana, Hangul) are not words: they give
-// their overlapping character bigrams ("老王昨天" gives 老王, 王昨, 昨天),
-// or the lone character for a one-character run, so that a CJK query finds
-// text that contains it anywhere, without a dictionary.
+// "reviewed" and "reviewing" all give "review". Runs of CJK characters (Han,
+// Hiragana, Katakana, Hangul) are not words: they give their overlapping
+// character bigrams ("老王昨天" gives 老王, 王昨, 昨天), or the lone character
+// for a one-character run, so that a CJK query finds text that contains it
+// anywhere, without a dictionary.
 func Tokenize(text string) []string {
 	var out []string
 	var t tokenizer

@@ -51,7 +51,7 @@ func ExampleTool_Call() {
 	store, _ := memory.Open(dir, &memory.Options{Now: feb26})
 	defer store.Close()
 
-	read := store.Tools()[1]
+	read := store.Tools()[2] // memory_list, memory_search, memory_read, ...
 	res, err := read.Call(context.Background(), json.RawMessage(`{"path": "../secrets.txt"}`))
 	fmt.Println(read.Name, res.IsError, err)
 	fmt.Println(res.Text)

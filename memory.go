@@ -115,6 +115,8 @@ type Store struct {
 
 	mu sync.Mutex // serialises this Store's changes; lock excludes other processes
 
+	search index // the keyword index, brought up to date before each search
+
 	life   sync.RWMutex // held for reading by each operation, for writing by Close
 	closed bool
 }

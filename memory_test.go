@@ -114,6 +114,7 @@ func TestClose(t *testing.T) {
 
 	args := map[string]string{
 		"memory_list":   `{}`,
+		"memory_search": `{"query": "x", "limit": null}`,
 		"memory_read":   `{"path":"facts/user.md"}`,
 		"memory_write":  `{"path":"facts/user.md","content":"x"}`,
 		"memory_patch":  `{"path":"facts/user.md","patches":[{"oldText":"a","newText":"b"}]}`,

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -42,8 +43,8 @@ func (t Tool) Call(ctx context.Context, args json.RawMessage) (ToolResult, error
 	return t.call(ctx, args)
 }
 
-// Tools returns the agent's memory tools: memory_list, memory_read,
-// memory_write, memory_patch and memory_append. Their descriptions name the
+// Tools returns the agent's memory tools: memory_list, memory_search,
+// memory_read, memory_write, memory_patch and memory_append. Their descriptions name the
 // configured fact files and budget.
 //
 // The tools of one call share a record of the version of each file they
@@ -55,7 +56,7 @@ func (t Tool) Call(ctx context.Context, args json.RawMessage) (ToolResult, error
 // there. Call Tools once per conversation (task), and again for the next.
 func (s *Store) Tools() []Tool {
 	ts := s.newToolset()
-	return []Tool{ts.listTool(), ts.readTool(), ts.writeTool(), ts.patchTool(), ts.appendTool()}
+	return []Tool{ts.listTool(), ts.searchTool(), ts.readTool(), ts.writeTool(), ts.patchTool(), ts.appendTool()}
 }
 
 // ReflectionTools returns the tools the post-task reflector uses:
@@ -141,6 +142,48 @@ func (ts *toolset) listTool() Tool {
 			}
 			files, err := s.List(ctx)
 			return jsonResult(files, err)
+		},
+	}
+}
+
+type searchArgs struct {
+	Query *string `json:"query"`
+	Limit *int    `json:"limit"`
+}
+
+func (ts *toolset) searchTool() Tool {
+	s := ts.s
+	return Tool{
+		Name: "memory_search",
+		Description: "Search memory by keywords: the fact lines and episode entries that match, best first, " +
+			"each with its path and line and the best-matching line as snippet; memory_read the file for the whole entry. " +
+			"Matches word forms (review, reviewed) and Chinese text. An empty query lists the most recent episodes.",
+		InputSchema: schema(`{"type": "object", "properties": {
+			"query": {"type": "string", "description": "A few keywords, such as a name, a place or a topic; empty for the latest episodes."},
+			"limit": {"type": ["integer", "null"], "description": "Hits at most, 1 to 50; null for 10."}
+			}, "required": ["query", "limit"], "additionalProperties": false}`),
+		call: func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
+			var a searchArgs
+			if msg := decodeArgs(args, &a, "query", "limit"); msg != "" {
+				return ToolResult{Text: msg, IsError: true}, nil
+			}
+			if a.Query == nil {
+				return missing("query")
+			}
+			limit := DefaultSearchLimit
+			if a.Limit != nil {
+				if limit = *a.Limit; limit < 1 || limit > 50 {
+					return ToolResult{Text: "limit must be from 1 to 50, or null for 10", IsError: true}, nil
+				}
+			}
+			hits, err := s.Search(ctx, *a.Query, &SearchOptions{Limit: limit})
+			if err != nil {
+				return errResult(err)
+			}
+			for i := range hits {
+				hits[i].Score = math.Round(hits[i].Score*100) / 100
+			}
+			return jsonResult(hits, nil)
 		},
 	}
 }
@@ -407,6 +450,8 @@ func jsonKind(t reflect.Type) string {
 		return "a string"
 	case reflect.Slice:
 		return "an array"
+	case reflect.Int:
+		return "a whole number"
 	default:
 		return "an object"
 	}

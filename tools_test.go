@@ -36,7 +36,7 @@ func TestToolsGolden(t *testing.T) {
 	for _, tl := range s.Tools() {
 		names = append(names, tl.Name)
 	}
-	require.Equal(t, []string{"memory_list", "memory_read", "memory_write", "memory_patch", "memory_append"}, names)
+	require.Equal(t, []string{"memory_list", "memory_search", "memory_read", "memory_write", "memory_patch", "memory_append"}, names)
 	names = names[:0]
 	for _, tl := range s.ReflectionTools() {
 		names = append(names, tl.Name)

@@ -110,7 +110,7 @@ func TestRunRemembersAcrossRestarts(t *testing.T) {
 	require.NoError(t, json.Unmarshal((<-got).body, &first))
 	require.Equal(t, "Available memory: none yet.\n\nNothing has been remembered so far.\n", *first.Messages[1].Content, "the index is the first user message")
 	require.Equal(t, "I'm Zhang San. Remember my name.", *first.Messages[2].Content)
-	require.Len(t, first.Tools, 5)
+	require.Len(t, first.Tools, 6)
 
 	out.Reset()
 	require.NoError(t, run(context.Background(), vars, []string{"What's my name?"}, &out, srv.Client()))

@@ -1,0 +1,375 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io/fs"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mdmemory/memory/internal/markdown"
+	"github.com/mdmemory/memory/internal/search"
+)
+
+// Search. The store keeps an in-memory BM25 index (internal/search) of its
+// documents: each top-level bullet of a fact file and each "## " entry of a
+// month file, heading through last line, code fences included. Before every
+// search the index is brought up to date with the files on disk: a file
+// whose size and modification time are unchanged, and were so long enough
+// after it was last read that the clock could tell an edit apart, is not
+// read again; any other file is read, and re-indexed when its content hash
+// changed. So a search sees every change made before it, by the tools or in
+// an editor, and re-reads only what changed.
+
+// DefaultSearchLimit is the number of hits Search returns when
+// SearchOptions.Limit is 0.
+const DefaultSearchLimit = 10
+
+// racyWindow is how long after a file's modification time its size and
+// time stop being trusted as a sign that it did not change: an edit within
+// the file system's timestamp granularity of the last read could keep both.
+const racyWindow = 2 * time.Second
+
+// snippetMax bounds a hit's snippet, in characters.
+const snippetMax = 160
+
+// SearchOptions narrow a [Store.Search]. A nil *SearchOptions, like the zero
+// value, gives DefaultSearchLimit hits from all files.
+type SearchOptions struct {
+	// Limit is the number of hits at most; 0 means DefaultSearchLimit.
+	Limit int
+	// Path keeps only files whose path starts with it: "facts/",
+	// "episodes/", "episodes/2026-". "" keeps all.
+	Path string
+	// Since and Until keep only entries dated in the range, as
+	// "YYYY-MM-DD" or a prefix of it ("2026-02" for all of February);
+	// either may be "". When either is set, undated documents (fact lines,
+	// entries without a "- Date:") are left out.
+	Since, Until string
+}
+
+// SearchHit is one document found by [Store.Search]: a fact line or an
+// episode entry.
+type SearchHit struct {
+	Path    string  `json:"path"`           // the file, for memory_read
+	Line    int     `json:"line"`           // 1-based line of the bullet or the entry's heading
+	Title   string  `json:"title"`          // the entry's heading, or the fact line
+	Date    string  `json:"date,omitempty"` // the entry's "- Date:" value
+	Snippet string  `json:"snippet"`        // the line that best matches the query
+	Score   float64 `json:"score"`          // BM25; 0 for the latest entries of an empty query
+}
+
+// index is the store's search index and what it knows of each file.
+type index struct {
+	mu    sync.Mutex
+	idx   search.Index
+	seed  maphash.Seed
+	files map[string]*indexed
+}
+
+// indexed is a file as it was when last read.
+type indexed struct {
+	size   int64
+	mtime  time.Time
+	readAt time.Time
+	hash   uint64
+	docs   []docInfo // by line
+}
+
+// docInfo is what a hit shows of a document.
+type docInfo struct {
+	line       int
+	title      string
+	start, end int // byte span in the file
+}
+
+// Search finds the fact lines and episode entries that match query, best
+// first (BM25 over words, English stems and CJK bigrams; ties by path, then
+// line). An empty query (or one of stopwords only) returns the newest dated
+// entries, newest first. Search sees every change made before it, by the
+// store or by hand. It returns an error wrapping [ErrInvalidContent] for a
+// query over 1,000 characters or a negative limit.
+func (s *Store) Search(ctx context.Context, query string, opts *SearchOptions) ([]SearchHit, error) {
+	const op = "search"
+	end, err := s.begin(ctx, op, "")
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	var o SearchOptions
+	if opts != nil {
+		o = *opts
+	}
+	switch {
+	case o.Limit < 0:
+		return nil, modelErr(op, "", ErrInvalidContent, "limit may not be negative")
+	case o.Limit == 0:
+		o.Limit = DefaultSearchLimit
+	}
+	if n := utf8.RuneCountInString(query); n > 1000 {
+		return nil, modelErr(op, "", ErrInvalidContent, "the query is %d characters; use a few keywords", n)
+	}
+
+	x := &s.search
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := s.refresh(ctx); err != nil {
+		return nil, hostErr(op, "", err)
+	}
+	f := &search.Filter{Since: o.Since, Until: o.Until}
+	if o.Path != "" {
+		f.File = func(file string) bool { return strings.HasPrefix(file, o.Path) }
+	}
+	hits := x.idx.Search(query, o.Limit, f)
+	if len(hits) == 0 && len(search.Tokenize(query)) == 0 {
+		hits = x.idx.Latest(o.Limit, f)
+	}
+	return s.render(hits, query), nil
+}
+
+// refresh brings the index up to date with the files on disk. The caller
+// holds s.search.mu.
+func (s *Store) refresh(ctx context.Context) error {
+	x := &s.search
+	if x.files == nil {
+		x.files = map[string]*indexed{}
+		x.seed = maphash.MakeSeed()
+	}
+	paths := make([]string, 0, len(s.opts.FactFiles)+len(x.files))
+	for _, f := range s.opts.FactFiles {
+		paths = append(paths, factsDir+"/"+f.Name)
+	}
+	months, err := s.months()
+	if err != nil {
+		return err
+	}
+	for _, m := range months {
+		paths = append(paths, episodesDir+"/"+m+".md")
+	}
+	present := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ok, err := s.refreshFile(p)
+		if err != nil {
+			return err
+		}
+		present[p] = ok
+	}
+	for p := range x.files {
+		if !present[p] {
+			x.idx.Remove(p)
+			delete(x.files, p)
+		}
+	}
+	return nil
+}
+
+// refreshFile re-indexes the file at p if it changed, and reports whether
+// it is there.
+func (s *Store) refreshFile(p string) (bool, error) {
+	x := &s.search
+	st, err := s.root.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && !st.Mode().IsRegular() || err != nil && s.isLink(p) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	old := x.files[p]
+	if old != nil && old.size == st.Size() && old.mtime.Equal(st.ModTime()) && st.ModTime().Before(old.readAt.Add(-racyWindow)) {
+		return true, nil
+	}
+	readAt := time.Now()
+	b, err := s.root.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	h := maphash.Bytes(x.seed, b)
+	if old != nil && old.hash == h {
+		old.size, old.mtime, old.readAt = st.Size(), st.ModTime(), readAt
+		return true, nil
+	}
+	f := &indexed{size: st.Size(), mtime: st.ModTime(), readAt: readAt, hash: h}
+	x.idx.Set(p, s.documents(p, b, f))
+	x.files[p] = f
+	return true, nil
+}
+
+// documents cuts a file into search documents and records what hits show.
+func (s *Store) documents(p string, b []byte, f *indexed) []search.Doc {
+	d := markdown.Parse(b)
+	var docs []search.Doc
+	if strings.HasPrefix(p, factsDir+"/") {
+		for i, it := range d.Items {
+			end := len(b)
+			if i+1 < len(d.Items) {
+				end = d.Items[i+1].Start
+			}
+			docs = append(docs, search.Doc{Pos: it.Line, Text: it.Text})
+			f.docs = append(f.docs, docInfo{line: it.Line, title: it.Text, start: it.Start, end: end})
+		}
+		return docs
+	}
+	for _, e := range d.Entries {
+		docs = append(docs, search.Doc{Pos: e.Line, Date: e.Date, Text: string(b[e.Start:e.End])})
+		f.docs = append(f.docs, docInfo{line: e.Line, title: e.Title, start: e.Start, end: e.End})
+	}
+	return docs
+}
+
+// render turns index hits into SearchHits, with the snippet of each taken
+// from the file as it was indexed. The caller holds s.search.mu.
+func (s *Store) render(hits []search.Hit, query string) []SearchHit {
+	terms := search.Tokenize(query)
+	out := make([]SearchHit, 0, len(hits))
+	texts := map[string][]byte{}
+	for _, h := range hits {
+		f := s.search.files[h.File]
+		i, _ := slices.BinarySearchFunc(f.docs, h.Pos, func(d docInfo, line int) int { return d.line - line })
+		doc := f.docs[i]
+		hit := SearchHit{Path: h.File, Line: doc.line, Title: cut(doc.title, snippetMax), Date: h.Date, Score: h.Score}
+		b, ok := texts[h.File]
+		if !ok {
+			// Read again only for the snippet; if the file changed in
+			// between, the hit keeps its title as snippet.
+			b, _ = s.root.ReadFile(h.File)
+			if maphash.Bytes(s.search.seed, b) != f.hash {
+				b = nil
+			}
+			texts[h.File] = b
+		}
+		hit.Snippet = hit.Title
+		if b != nil {
+			hit.Snippet = snippet(string(b[doc.start:doc.end]), terms)
+		}
+		out = append(out, hit)
+	}
+	return out
+}
+
+// snippet picks the line of a document that shares the most terms with the
+// query (the first one on a tie, the heading last), trimmed of list and
+// heading marks and cut to snippetMax characters.
+func snippet(text string, terms []string) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	best, bestN := "", -1
+	for i, l := range lines {
+		l = strings.TrimSpace(l)
+		l = strings.TrimSpace(strings.TrimLeft(l, "#-*+>"))
+		if l == "" || strings.HasPrefix(l, "```") {
+			continue
+		}
+		n := 0
+		for _, t := range search.Tokenize(l) {
+			if slices.Contains(terms, t) {
+				n++
+			}
+		}
+		if i == 0 && len(lines) > 1 {
+			n-- // the heading is the title already
+		}
+		if n > bestN {
+			best, bestN = l, n
+		}
+	}
+	return cut(best, snippetMax)
+}
+
+// Context renders what memory holds for a prompt about query, in at most
+// budget characters, for callers that inject memory into a prompt instead
+// of letting the model call tools (seed 001's budgeted injection): the fact
+// files in full, within half the budget (a fact file that does not fit is
+// cut at a line and says so), then the episode entries that best match
+// query, whole, best first, as many as fit. An empty query gives the newest
+// entries. Context returns "" when memory is empty, and an error wrapping
+// [ErrInvalidContent] for a budget under 200.
+func (s *Store) Context(ctx context.Context, query string, budget int) (string, error) {
+	if budget < 200 {
+		return "", modelErr("context", "", ErrInvalidContent, "budget is %d characters; give at least 200", budget)
+	}
+	var b strings.Builder
+	left := budget
+	factShare := budget / 2
+	for _, f := range s.opts.FactFiles {
+		p := factsDir + "/" + f.Name
+		text, err := s.Read(ctx, p)
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidPath) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		block := fencedBlock("file", p, text, min(factShare, left))
+		factShare -= utf8.RuneCountInString(block)
+		left -= utf8.RuneCountInString(block)
+		b.WriteString(block)
+	}
+	hits, err := s.Search(ctx, query, &SearchOptions{Path: episodesDir + "/", Limit: 50})
+	if err != nil {
+		return "", err
+	}
+	texts := map[string]string{}
+	for _, h := range hits {
+		text, ok := texts[h.Path]
+		if !ok {
+			if text, err = s.Read(ctx, h.Path); err != nil && !errors.Is(err, ErrNotFound) {
+				return "", err
+			}
+			texts[h.Path] = text
+		}
+		entry, ok := entryAt(text, h.Line)
+		if !ok {
+			continue
+		}
+		block := fmt.Sprintf("<entry path=%q line=\"%d\">\n%s\n</entry>\n", h.Path, h.Line, entry)
+		if n := utf8.RuneCountInString(block); n <= left {
+			b.WriteString(block)
+			left -= n
+		}
+	}
+	return b.String(), nil
+}
+
+// fencedBlock renders a file for Context in at most max characters,
+// cutting it at a line boundary with a note when it does not fit.
+func fencedBlock(tag, p, text string, max int) string {
+	open, closing := fmt.Sprintf("<%s path=%q>\n", tag, p), fmt.Sprintf("</%s>\n", tag)
+	text = strings.TrimRight(text, "\n") + "\n"
+	whole := open + text + closing
+	if utf8.RuneCountInString(whole) <= max {
+		return whole
+	}
+	const note = "(cut to fit; memory_read the file for the rest)\n"
+	room := max - utf8.RuneCountInString(open+closing+note)
+	if room <= 0 {
+		return ""
+	}
+	kept := ""
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if utf8.RuneCountInString(kept+line) > room {
+			break
+		}
+		kept += line
+	}
+	return open + kept + note + closing
+}
+
+// entryAt returns the text of the entry whose heading is at line.
+func entryAt(text string, line int) (string, bool) {
+	for _, e := range markdown.Parse([]byte(text)).Entries {
+		if e.Line == line {
+			return strings.TrimRight(text[e.Start:e.End], "\n"), true
+		}
+	}
+	return "", false
+}

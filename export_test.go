@@ -10,3 +10,10 @@ func Resolve(s *Store, p string) (string, error) {
 // Unlocked makes s skip the directory's lock file, so that benchmarks can
 // measure what the lock costs. Never in tests of behaviour.
 func Unlocked(s *Store) { s.unlocked = true }
+
+// SearchReads returns how many times s's search index has read a file.
+func SearchReads(s *Store) int {
+	s.search.mu.Lock()
+	defer s.search.mu.Unlock()
+	return s.search.reads
+}

@@ -70,6 +70,7 @@ type index struct {
 	idx   search.Index
 	seed  maphash.Seed
 	files map[string]*indexed
+	reads int // files read to refresh, for tests
 }
 
 // indexed is a file as it was when last read.
@@ -187,6 +188,7 @@ func (s *Store) refreshFile(p string) (bool, error) {
 		return true, nil
 	}
 	readAt := time.Now()
+	x.reads++
 	b, err := s.root.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
@@ -258,25 +260,26 @@ func (s *Store) render(hits []search.Hit, query string) []SearchHit {
 }
 
 // snippet picks the line of a document that shares the most terms with the
-// query (the first one on a tie, the heading last), trimmed of list and
-// heading marks and cut to snippetMax characters.
+// query, the first one on a tie; the heading, already the hit's title, only
+// when there is no other line. It is trimmed of list and heading marks and
+// cut to snippetMax characters.
 func snippet(text string, terms []string) string {
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
-	best, bestN := "", -1
+	best, bestN := "", -2
 	for i, l := range lines {
 		l = strings.TrimSpace(l)
 		l = strings.TrimSpace(strings.TrimLeft(l, "#-*+>"))
 		if l == "" || strings.HasPrefix(l, "```") {
 			continue
 		}
-		n := 0
-		for _, t := range search.Tokenize(l) {
-			if slices.Contains(terms, t) {
-				n++
+		n := -1
+		if i > 0 || len(lines) == 1 {
+			n = 0
+			for _, t := range search.Tokenize(l) {
+				if slices.Contains(terms, t) {
+					n++
+				}
 			}
-		}
-		if i == 0 && len(lines) > 1 {
-			n-- // the heading is the title already
 		}
 		if n > bestN {
 			best, bestN = l, n

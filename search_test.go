@@ -1,0 +1,227 @@
+package memory_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mdmemory/memory"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func seedSearch(t *testing.T) (*memory.Store, string) {
+	t.Helper()
+	s, dir := open(t, nil)
+	ctx := context.Background()
+	require.NoError(t, s.Write(ctx, "facts/user.md", "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n- Colleague: 老王, weekly standup Wed 10:00\n- Likes: green tea from Hangzhou\n"))
+	for _, e := range []struct{ month, text string }{
+		{"2026-01", "## Reviewed the quarterly budget\n- Summary: budget approved with cuts\n- Date: 2026-01-10\n- Task: the finance team reviewed numbers"},
+		{"2026-01", "## Laptop purchase\n- Summary: chose a ThinkPad for battery life\n- Date: 2026-01-20"},
+		{"2026-02", "## 杭州出差\n- Summary: 老王昨天在杭州买了龙井茶\n- Date: 2026-02-03"},
+		{"2026-02", "## Fix login bug\n- Summary: tokens expired an hour early\n- Date: 2026-02-26\n\n```go\nreturn now.Add(ttl - time.Hour)\n```"},
+	} {
+		require.NoError(t, s.Append(ctx, "episodes/"+e.month+".md", e.text, ""))
+	}
+	return s, dir
+}
+
+func TestSearch(t *testing.T) {
+	s, _ := seedSearch(t)
+	ctx := context.Background()
+	tests := []struct {
+		name, query string
+		opts        *memory.SearchOptions
+		want        []string // path:line of the hits, in order
+	}{
+		{name: "stemmed", query: "review budget", want: []string{"episodes/2026-01.md:5"}},
+		{name: "fact line", query: "standup", want: []string{"facts/user.md:6"}},
+		{name: "CJK inside a sentence", query: "老王", want: []string{"facts/user.md:6", "episodes/2026-02.md:5"}},
+		{name: "CJK phrase", query: "龙井茶", want: []string{"episodes/2026-02.md:5"}},
+		{name: "code fence is part of the entry", query: "ttl", want: []string{"episodes/2026-02.md:9"}},
+		{name: "nothing", query: "zebra", want: []string{}},
+		{name: "limit", query: "老王", opts: &memory.SearchOptions{Limit: 1}, want: []string{"facts/user.md:6"}},
+		{name: "episodes only", query: "老王", opts: &memory.SearchOptions{Path: "episodes/"}, want: []string{"episodes/2026-02.md:5"}},
+		{name: "facts only", query: "老王", opts: &memory.SearchOptions{Path: "facts/"}, want: []string{"facts/user.md:6"}},
+		{name: "date range", query: "budget laptop login", opts: &memory.SearchOptions{Since: "2026-01-15", Until: "2026-02"},
+			want: []string{"episodes/2026-01.md:10", "episodes/2026-02.md:9"}},
+		{name: "empty query gives the latest", query: "", want: []string{"episodes/2026-02.md:9", "episodes/2026-02.md:5", "episodes/2026-01.md:10", "episodes/2026-01.md:5"}},
+		{name: "stopwords only give the latest", query: "the of", opts: &memory.SearchOptions{Limit: 2}, want: []string{"episodes/2026-02.md:9", "episodes/2026-02.md:5"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hits, err := s.Search(ctx, tt.query, tt.opts)
+			require.NoError(t, err)
+			got := []string{}
+			for _, h := range hits {
+				got = append(got, fmt.Sprintf("%s:%d", h.Path, h.Line))
+			}
+			if tt.name == "date range" {
+				require.ElementsMatch(t, tt.want, got)
+				return
+			}
+			require.Equal(t, tt.want, got)
+		})
+	}
+
+	hits, err := s.Search(ctx, "login hour", nil)
+	require.NoError(t, err)
+	require.Equal(t, memory.SearchHit{Path: "episodes/2026-02.md", Line: 9, Title: "Fix login bug", Date: "2026-02-26",
+		Snippet: "Summary: tokens expired an hour early", Score: hits[0].Score}, hits[0])
+	require.Greater(t, hits[0].Score, 0.0)
+}
+
+func TestSearchErrors(t *testing.T) {
+	s, _ := open(t, nil)
+	ctx := context.Background()
+	_, err := s.Search(ctx, "x", &memory.SearchOptions{Limit: -1})
+	require.ErrorIs(t, err, memory.ErrInvalidContent)
+	_, err = s.Search(ctx, strings.Repeat("x", 1001), nil)
+	require.ErrorIs(t, err, memory.ErrInvalidContent)
+	hits, err := s.Search(ctx, "anything", nil)
+	require.NoError(t, err)
+	require.NotNil(t, hits)
+	require.Empty(t, hits)
+	require.NoError(t, s.Close())
+	_, err = s.Search(ctx, "x", nil)
+	require.ErrorIs(t, err, memory.ErrClosed)
+}
+
+// TestSearchIsFresh checks that a search sees every change made before it,
+// by the store or by hand, and reads again only the files that changed.
+func TestSearchIsFresh(t *testing.T) {
+	s, dir := seedSearch(t)
+	ctx := context.Background()
+	find := func(q string) []string {
+		hits, err := s.Search(ctx, q, nil)
+		require.NoError(t, err)
+		var got []string
+		for _, h := range hits {
+			got = append(got, fmt.Sprintf("%s:%d", h.Path, h.Line))
+		}
+		return got
+	}
+	require.Len(t, find("ThinkPad"), 1)
+
+	// Age every file, so that size and time are trusted again.
+	old := time.Now().Add(-time.Hour)
+	for _, p := range []string{"facts/user.md", "episodes/2026-01.md", "episodes/2026-02.md"} {
+		require.NoError(t, os.Chtimes(filepath.Join(dir, p), old, old))
+	}
+	find("x") // reads the files once more, as their times changed
+	before := memory.SearchReads(s)
+	require.Empty(t, find("zebra"))
+	require.Equal(t, before, memory.SearchReads(s), "unchanged files are not read")
+
+	// A hand edit of the same size is seen.
+	text := readFile(t, dir, "episodes/2026-01.md")
+	writeFile(t, dir, "episodes/2026-01.md", strings.Replace(text, "ThinkPad", "MacBook ", 1))
+	require.Equal(t, []string{"episodes/2026-01.md:10"}, find("MacBook"))
+	require.Equal(t, before+1, memory.SearchReads(s), "only the edited file was read")
+	require.Empty(t, find("ThinkPad"))
+
+	// A change through the store, a new month, and a deleted file.
+	require.NoError(t, s.Append(ctx, "episodes/2026-03.md", "## Zebra documentary\n- Date: 2026-03-01", ""))
+	require.Equal(t, []string{"episodes/2026-03.md:5"}, find("zebra"))
+	require.NoError(t, os.Remove(filepath.Join(dir, "episodes", "2026-03.md")))
+	require.Empty(t, find("zebra"))
+	require.NoError(t, os.Remove(filepath.Join(dir, "facts", "user.md")))
+	require.Equal(t, []string{"episodes/2026-02.md:5"}, find("老王"))
+
+	// A file whose content is unchanged but whose time moved is read, not re-indexed.
+	require.NoError(t, os.Chtimes(filepath.Join(dir, "episodes", "2026-02.md"), time.Now(), time.Now()))
+	require.Equal(t, []string{"episodes/2026-02.md:5"}, find("老王"))
+}
+
+func TestSearchConcurrentWithChanges(t *testing.T) {
+	s, _ := open(t, nil)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Go(func() {
+			for i := range 10 {
+				assert.NoError(t, s.Append(ctx, "episodes/2026-02.md", fmt.Sprintf("## walrus %d-%d", w, i), ""))
+			}
+		})
+	}
+	wg.Go(func() {
+		for range 20 {
+			_, err := s.Search(ctx, "walrus", nil)
+			assert.NoError(t, err)
+		}
+	})
+	wg.Wait()
+	hits, err := s.Search(ctx, "walrus", &memory.SearchOptions{Limit: 100})
+	require.NoError(t, err)
+	require.Len(t, hits, 30)
+}
+
+func TestSearchTool(t *testing.T) {
+	s, _ := seedSearch(t)
+	r := call(t, s, "memory_search", `{"query": "reviewing budgets", "limit": null}`)
+	require.False(t, r.IsError, r.Text)
+	var hits []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.Text), &hits))
+	require.Len(t, hits, 1)
+	require.Equal(t, "episodes/2026-01.md", hits[0]["path"])
+	require.EqualValues(t, 5, hits[0]["line"])
+	require.Equal(t, "Reviewed the quarterly budget", hits[0]["title"])
+	require.Equal(t, "2026-01-10", hits[0]["date"])
+	require.Equal(t, "Summary: budget approved with cuts", hits[0]["snippet"])
+
+	r = call(t, s, "memory_search", `{"query": "老王", "limit": 1}`)
+	require.False(t, r.IsError)
+	require.Equal(t, 1, strings.Count(r.Text, `"path"`))
+	r = call(t, s, "memory_search", `{"query": "zebra", "limit": null}`)
+	require.Equal(t, memory.ToolResult{Text: "[]"}, r)
+
+	for args, text := range map[string]string{
+		`{"limit": 3}`:                    "missing required argument query",
+		`{"query": "x", "limit": 0}`:      "limit must be from 1 to 50, or null for 10",
+		`{"query": "x", "limit": 51}`:     "limit must be from 1 to 50",
+		`{"query": "x", "limit": 2.5}`:    "limit must be a whole number",
+		`{"query": "x", "limit": "3"}`:    "limit must be a whole number, not a string",
+		`{"query": "x", "page": 2}`:       `unknown argument "page"`,
+		`{"query": "` + strings.Repeat("y", 1001) + `"}`: "use a few keywords",
+	} {
+		r := call(t, s, "memory_search", args)
+		require.True(t, r.IsError, args)
+		require.Contains(t, r.Text, text, args)
+	}
+}
+
+func TestContext(t *testing.T) {
+	s, _ := seedSearch(t)
+	ctx := context.Background()
+	got, err := s.Context(ctx, "login bug", 1000)
+	require.NoError(t, err)
+	require.LessOrEqual(t, len([]rune(got)), 1000)
+	require.True(t, strings.HasPrefix(got, "<file path=\"facts/user.md\">\n# User\n"), got)
+	require.Contains(t, got, "- Likes: green tea from Hangzhou\n</file>\n")
+	require.Contains(t, got, "<entry path=\"episodes/2026-02.md\" line=\"9\">\n## Fix login bug\n")
+	require.NotContains(t, got, "杭州出差", "only entries that match")
+	got, err = s.Context(ctx, "budget login", 2000)
+	require.NoError(t, err)
+	require.Contains(t, got, "## Reviewed the quarterly budget")
+	require.Contains(t, got, "## Fix login bug")
+
+	small, err := s.Context(ctx, "login bug", 240)
+	require.NoError(t, err)
+	require.LessOrEqual(t, len([]rune(small)), 240)
+	require.Equal(t, "<file path=\"facts/user.md\">\n# User\n\n> Summary: Zhang San\n\n(cut to fit; memory_read the file for the rest)\n</file>\n", small,
+		"facts cut at a line within half the budget; the entry does not fit in the rest")
+
+	_, err = s.Context(ctx, "x", 100)
+	require.ErrorIs(t, err, memory.ErrInvalidContent)
+
+	empty, _ := open(t, nil)
+	got, err = empty.Context(ctx, "anything", 1000)
+	require.NoError(t, err)
+	require.Equal(t, "", got)
+}

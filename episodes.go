@@ -72,6 +72,11 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 // appendTo returns old with body appended and the summary refreshed.
 func (s *Store) appendTo(op string, t target, old, body []byte, summary string) ([]byte, error) {
 	base := markdown.TrimTrailingBlankLines(old)
+	if len(base) == 0 {
+		// Start a new file with its head, so the entry can never be read
+		// as the title or summary line.
+		base = markdown.TrimTrailingBlankLines(markdown.Parse(nil).SetHead(s.title(t), "-"))
+	}
 	out := make([]byte, 0, len(base)+len(body)+3)
 	out = append(out, base...)
 	if len(base) > 0 {
@@ -82,8 +87,8 @@ func (s *Store) appendTo(op string, t target, old, body []byte, summary string) 
 	out = append(out, '\n')
 
 	d := markdown.Parse(out)
-	if !t.isFact() && (len(d.Entries) == 0 || d.Entries[len(d.Entries)-1].Start != at) {
-		return nil, modelErr(op, t.path, ErrInvalidContent, "%s ends inside an unclosed block (such as a ``` code fence), so the entry would not start a new section; memory_read the file and close the block with memory_patch, then append again", t.path)
+	if !d.StartsBlock(at) || !t.isFact() && (len(d.Entries) == 0 || d.Entries[len(d.Entries)-1].Start != at) {
+		return nil, modelErr(op, t.path, ErrInvalidContent, "%s ends inside an unclosed block (such as a ``` code fence), so the entry would not stand on its own; memory_read the file and close the block with memory_patch, then append again", t.path)
 	}
 	if summary == "" {
 		summary = s.deriveSummary(t, d)

@@ -120,10 +120,27 @@ func TestAppendRefusals(t *testing.T) {
 			r := call(t, s, "memory_append", mustJSON(t, map[string]string{"path": tt.path, "entry": tt.entry, "summary": tt.summary}))
 			require.True(t, r.IsError)
 			require.Contains(t, r.Text, tt.text)
-			require.NoDirExists(t, dir+"/episodes/2026-02.md")
+			require.NoFileExists(t, dir+"/episodes/2026-02.md")
 			require.NoFileExists(t, dir+"/facts/user.md")
 		})
 	}
+}
+
+func TestAppendKeepsAPersonsBlockquote(t *testing.T) {
+	s, dir := open(t, nil)
+	writeFile(t, dir, "facts/user.md", "# User\n\n> Summary: x\n>\n> Important: never call after 9pm\n\n- Name: A\n")
+	require.NoError(t, s.Append(context.Background(), "facts/user.md", "- Lang: zh", ""))
+	require.Equal(t, "# User\n\n> Summary: Name: A; Lang: zh\n>\n> Important: never call after 9pm\n\n- Name: A\n\n- Lang: zh\n", readFile(t, dir, "facts/user.md"))
+}
+
+func TestAppendNeverBecomesTheHead(t *testing.T) {
+	s, dir := open(t, nil)
+	require.NoError(t, s.Append(context.Background(), "facts/user.md", "> Summary: loves tea", ""))
+	require.Equal(t, "# User\n\n> Summary: no facts yet\n\n> Summary: loves tea\n", readFile(t, dir, "facts/user.md"))
+
+	writeFile(t, dir, "facts/memory.md", "# Memory\n\n> Summary: m\n\n```\nnever closed\n")
+	err := s.Append(context.Background(), "facts/memory.md", "- a lesson", "")
+	require.ErrorIs(t, err, memory.ErrInvalidContent, "a fact swallowed by a code fence is refused")
 }
 
 func TestAppendIntoUnclosedFence(t *testing.T) {

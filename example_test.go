@@ -57,7 +57,7 @@ func ExampleTool_Call() {
 	fmt.Println(res.Text)
 	// Output:
 	// memory_read true <nil>
-	// the path may not contain . or .. segments; valid paths are facts/user.md, facts/memory.md, and episodes/YYYY-MM.md (for example episodes/2026-02.md)
+	// the path may not contain . or .. segments; valid paths are facts/user.md, facts/memory.md, or episodes/YYYY-MM.md for a month's episodes (such as episodes/2026-02.md)
 }
 
 func ExampleStore_Append() {

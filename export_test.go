@@ -17,3 +17,6 @@ func SearchReads(s *Store) int {
 	defer s.search.mu.Unlock()
 	return s.search.reads
 }
+
+// Busy reports whether a change of s holds its turn.
+func Busy(s *Store) bool { return len(s.turn) == 1 }

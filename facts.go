@@ -1,8 +1,8 @@
 package memory
 
 import (
-	"errors"
-	"io/fs"
+	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -15,22 +15,21 @@ import (
 // larger. A change that does not make them larger is always allowed, so a
 // person's over-budget file can be condensed in steps.
 
-// factsSize returns the summed size of the configured fact files on disk.
-func (s *Store) factsSize() (int, error) {
-	total := 0
-	for _, f := range s.opts.FactFiles {
-		fi, err := s.root.Stat(factsDir + "/" + f.Name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+// factSizes returns the size of each configured fact file on disk, in
+// configured order; a missing file, or one that is not a regular file in
+// the root, counts 0.
+func (s *Store) factSizes() ([]int, error) {
+	sizes := make([]int, len(s.opts.FactFiles))
+	for i, f := range s.opts.FactFiles {
+		fi, err := s.regular(factsDir + "/" + f.Name)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		if fi.Mode().IsRegular() {
-			total += int(fi.Size())
+		if fi != nil {
+			sizes[i] = int(fi.Size())
 		}
 	}
-	return total, nil
+	return sizes, nil
 }
 
 // checkBudget refuses a change of a fact file from oldSize to newSize bytes
@@ -39,17 +38,33 @@ func (s *Store) checkBudget(op string, t target, oldSize, newSize int) error {
 	if newSize <= oldSize {
 		return nil
 	}
-	now, err := s.factsSize()
+	sizes, err := s.factSizes()
 	if err != nil {
 		return hostErr(op, t.path, err)
+	}
+	now := 0
+	for _, n := range sizes {
+		now += n
 	}
 	after := now - oldSize + newSize
 	if after <= s.opts.FactsBudget {
 		return nil
 	}
+	// Name the fact files that hold the most: they are the ones to condense.
+	order := make([]int, len(sizes))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return sizes[b] - sizes[a] })
+	var held []string
+	for _, i := range order {
+		if sizes[i] > 0 {
+			held = append(held, fmt.Sprintf("%s/%s has %s", factsDir, s.opts.FactFiles[i].Name, thousands(sizes[i])))
+		}
+	}
 	return modelErr(op, t.path, ErrBudgetExceeded,
-		"facts/ would be %s bytes, over the %s-byte budget (it is %s bytes now); nothing was written. Condense %s first: memory_read it, then memory_write a shorter version that merges or drops outdated facts",
-		thousands(after), thousands(s.opts.FactsBudget), thousands(now), t.path)
+		"facts/ would be %s bytes, over the %s-byte budget (it is %s bytes now: %s); nothing was written. Condense the fact files first: memory_read one, then memory_write a shorter version that merges or drops outdated facts",
+		thousands(after), thousands(s.opts.FactsBudget), thousands(now), strings.Join(held, ", "))
 }
 
 // title is the "# " heading the library gives a file that has none:

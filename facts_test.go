@@ -24,8 +24,7 @@ func TestFactsBudget(t *testing.T) {
 	before := readFile(t, dir, "facts/user.md")
 	err := s.Write(ctx, "facts/user.md", head+strings.Repeat("u", 78)+"\n")
 	require.ErrorIs(t, err, memory.ErrBudgetExceeded)
-	require.Contains(t, err.Error(), "facts/ would be 201 bytes, over the 200-byte budget (it is 200 bytes now)")
-	require.Contains(t, err.Error(), "Condense facts/user.md first")
+	require.Contains(t, err.Error(), "facts/ would be 201 bytes, over the 200-byte budget (it is 200 bytes now: facts/user.md has 100, facts/memory.md has 100); nothing was written. Condense the fact files first")
 	_, err = s.Patch(ctx, "facts/user.md", []memory.Patch{{OldText: "uuu", NewText: "uuuu"}})
 	require.ErrorIs(t, err, memory.ErrPatchFailed, "ambiguous first")
 	_, err = s.Patch(ctx, "facts/user.md", []memory.Patch{{OldText: "> Summary: s", NewText: "> Summary: st"}})
@@ -58,7 +57,7 @@ func TestBudgetToolText(t *testing.T) {
 	require.False(t, r.IsError, r.Text)
 	r = call(t, s, "memory_append", mustJSON(t, map[string]any{"path": "facts/memory.md", "entry": strings.Repeat("- another fact\n", 200), "summary": nil}))
 	require.True(t, r.IsError)
-	require.Regexp(t, `^facts/ would be 20,\d{3} bytes, over the 20,000-byte budget \(it is 17,\d{3} bytes now\); nothing was written\. Condense facts/memory\.md first`, r.Text)
+	require.Regexp(t, `^facts/ would be 20,\d{3} bytes, over the 20,000-byte budget \(it is 17,\d{3} bytes now: facts/user\.md has 17,\d{3}\); nothing was written\. Condense the fact files first: memory_read one`, r.Text)
 }
 
 func TestFactTitles(t *testing.T) {

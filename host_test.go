@@ -79,11 +79,46 @@ func TestHostFailures(t *testing.T) {
 		require.Empty(t, files)
 	})
 
-	t.Run("open on a root with a broken facts folder", func(t *testing.T) {
+	t.Run("facts is a dangling link", func(t *testing.T) {
 		dir := t.TempDir()
 		require.NoError(t, os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(dir, "facts")))
-		_, err := memory.Open(dir, nil)
-		require.Error(t, err)
+		s, err := memory.Open(dir, nil)
+		require.NoError(t, err)
+		defer s.Close()
+		err = s.Write(ctx, "facts/user.md", "- x")
+		require.ErrorIs(t, err, memory.ErrInvalidPath, "os.Root follows no absolute link")
+	})
+
+	t.Run("links out of the root do not break the rest", func(t *testing.T) {
+		s, dir := open(t, nil)
+		outside := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(outside, "x.md"), []byte("SECRET"), 0o644))
+		require.NoError(t, os.Symlink(filepath.Join(outside, "x.md"), filepath.Join(dir, "facts", "user.md")))
+		r := call(t, s, "memory_append", `{"path": "facts/memory.md", "entry": "- y", "summary": null}`)
+		require.False(t, r.IsError, r.Text)
+		require.NoError(t, os.Remove(filepath.Join(dir, "episodes")))
+		require.NoError(t, os.Symlink(outside, filepath.Join(dir, "episodes")))
+		files, err := s.List(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []string{"facts/memory.md"}, []string{files[0].Path})
+		require.Len(t, files, 1)
+		_, err = s.IndexMessage(ctx)
+		require.NoError(t, err)
+		hits, err := s.Search(ctx, "SECRET", nil)
+		require.NoError(t, err)
+		require.Empty(t, hits)
+		s2, err := memory.Open(dir, nil)
+		require.NoError(t, err, "Open leaves a linked folder alone")
+		require.NoError(t, s2.Close())
+		r = call(t, s, "memory_append", `{"path": "episodes/2026-02.md", "entry": "## x", "summary": null}`)
+		require.True(t, r.IsError, "a model error: %s", r.Text)
+	})
+
+	t.Run("a dangling link inside the root is just missing", func(t *testing.T) {
+		s, dir := open(t, nil)
+		require.NoError(t, os.Symlink("user-old.md", filepath.Join(dir, "facts", "user.md")))
+		_, err := s.Read(ctx, "facts/user.md")
+		require.ErrorIs(t, err, memory.ErrNotFound)
 	})
 }
 

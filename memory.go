@@ -113,7 +113,7 @@ type Store struct {
 	// what the lock costs.
 	unlocked bool
 
-	mu sync.Mutex // serialises this Store's changes; lock excludes other processes
+	turn chan struct{} // a one-slot semaphore serialising this Store's changes; lock excludes other processes
 
 	search index // the keyword index, brought up to date before each search
 
@@ -142,7 +142,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, hostErr("open", "", err)
 	}
-	s := &Store{root: root, opts: o}
+	s := &Store{root: root, opts: o, turn: make(chan struct{}, 1)}
 	if err := s.init(); err != nil {
 		if s.lock != nil {
 			s.lock.Close()
@@ -342,8 +342,8 @@ func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 // months returns the months that have a file in episodes/, newest first.
 func (s *Store) months() ([]string, error) {
 	dir, err := s.root.Open(episodesDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	if errors.Is(err, fs.ErrNotExist) || err != nil && s.isLink(episodesDir) {
+		return nil, nil // gone, or a link out of the root: no months here
 	}
 	if err != nil {
 		return nil, err
@@ -364,24 +364,36 @@ func (s *Store) months() ([]string, error) {
 	return months, nil
 }
 
+// regular stats the file at p. It returns nil, and no error, when p is
+// missing, is not a regular file, or is a link out of the root: such a file
+// is not listed, indexed or counted.
+func (s *Store) regular(p string) (fs.FileInfo, error) {
+	fi, err := s.root.Stat(p)
+	switch {
+	case err == nil && fi.Mode().IsRegular():
+		return fi, nil
+	case err == nil || errors.Is(err, fs.ErrNotExist) || s.isLink(p):
+		return nil, nil
+	default:
+		return nil, err
+	}
+}
+
 // head reads the start of a file for its summary. ok is false when the file
 // does not exist or is not a regular file.
 func (s *Store) head(p string) (info FileInfo, ok bool, err error) {
+	st, err := s.regular(p)
+	if st == nil || err != nil {
+		return FileInfo{}, false, err
+	}
 	f, err := s.root.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return FileInfo{}, false, nil
+	}
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || s.isLink(p) {
-			return FileInfo{}, false, nil
-		}
 		return FileInfo{}, false, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return FileInfo{}, false, err
-	}
-	if !st.Mode().IsRegular() {
-		return FileInfo{}, false, nil
-	}
 	buf := make([]byte, min(st.Size(), headSize))
 	n, err := io.ReadFull(f, buf)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
@@ -424,17 +436,25 @@ func (s *Store) Read(ctx context.Context, path string) (string, error) {
 
 // readFile reads a target whole. A missing file gives nil and no error.
 func (s *Store) readFile(op string, t target) ([]byte, error) {
-	b, err := s.root.ReadFile(t.path)
+	// Stat first: opening a FIFO or a device could block or never end.
+	fi, err := s.root.Stat(t.path)
+	if err == nil && !fi.Mode().IsRegular() {
+		return nil, hostErr(op, t.path, fmt.Errorf("not a regular file (%v)", fi.Mode().Type()))
+	}
+	var b []byte
+	if err == nil {
+		b, err = s.root.ReadFile(t.path)
+	}
 	switch {
 	case err == nil:
 		if b == nil {
 			b = []byte{}
 		}
 		return b, nil
-	case s.escaped(t, err):
-		return nil, modelErr(op, t.path, ErrInvalidPath, "%s is a symbolic link that leads outside the memory directory; it cannot be used", t.path)
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
+	case s.escaped(t, err):
+		return nil, modelErr(op, t.path, ErrInvalidPath, "%s is a symbolic link that leads outside the memory directory; it cannot be used", t.path)
 	default:
 		return nil, hostErr(op, t.path, err)
 	}
@@ -614,14 +634,19 @@ func checkText(op, p, what, text string) error {
 	return nil
 }
 
-// update is the one read-modify-write of the store. Under the Store's mutex
-// and the directory's lock file it reads t (nil when it does not exist),
+// update is the one read-modify-write of the store. In the Store's turn and
+// under the directory's lock file it reads t (nil when it does not exist),
 // lets check vet it, lets edit make the new content, checks the size limit
 // and the facts budget, and replaces the file atomically. It returns the
 // content written.
 func (s *Store) update(ctx context.Context, op string, t target, check guard, edit func(old []byte) ([]byte, error)) ([]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	// Wait for this Store's turn as long as ctx allows, not forever.
+	select {
+	case s.turn <- struct{}{}:
+		defer func() { <-s.turn }()
+	case <-ctx.Done():
+		return nil, hostErr(op, t.path, ctx.Err())
+	}
 	unlock, err := s.lockDir(ctx, op)
 	if err != nil {
 		return nil, err
@@ -734,6 +759,9 @@ func (s *Store) syncDir(dir string) error {
 // removeTemps deletes the temporary files a crash left in dir.
 func (s *Store) removeTemps(dir string) error {
 	d, err := s.root.Open(dir)
+	if err != nil && s.isLink(dir) {
+		return nil // a link out of the root: not the store's to clean
+	}
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -199,7 +200,7 @@ func TestWrite(t *testing.T) {
 }
 
 func TestWriteKeepsMode(t *testing.T) {
-	if os.Getenv("GOOS") == "windows" {
+	if runtime.GOOS == "windows" {
 		t.Skip("no unix permissions")
 	}
 	s, dir := open(t, nil)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -383,6 +384,34 @@ func TestLockTimeout(t *testing.T) {
 	require.FileExists(t, filepath.Join(dir, ".lock"))
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close())
+}
+
+// TestQueuedChangeHonoursItsContext checks that a change waiting for its
+// turn behind another (here one stuck on another process's lock) gives up
+// when its context ends, not when the other is done.
+func TestQueuedChangeHonoursItsContext(t *testing.T) {
+	s, dir := open(t, &memory.Options{LockTimeout: time.Hour})
+	held, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer held.Close()
+	ok, err := flock.TryLock(held)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	first, cancelFirst := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- s.Append(first, "episodes/2026-02.md", "## first", "") }()
+
+	for !memory.Busy(s) {
+		runtime.Gosched() // until the first change holds the turn
+	}
+	second, cancelSecond := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancelSecond()
+	err = s.Append(second, "episodes/2026-02.md", "## second", "")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	cancelFirst()
+	require.ErrorIs(t, <-done, context.Canceled)
 }
 
 // TestGoroutines runs mixed operations from many goroutines on two Stores

@@ -516,7 +516,7 @@ An episode is one entry in a month file: a "## " heading naming the task, then "
 
 ## How to record
 
-- Put each fact in the fact file whose purpose fits it. The fact files are shown in full below; memory_read a file only after you have changed it.
+- Put each fact in the fact file whose purpose fits it. The fact files are shown in full below, so you can change them without reading them first; memory_read one again only after it changed.
 - Update rather than add: when a fact changes, replace the old line with memory_patch (copy oldText exactly) instead of adding a contradicting one. Add new facts with memory_patch or by appending "- " lines with memory_append.
 - To reorganise or condense a fact file, memory_write its whole new content, title and summary line included.
 - memory_patch does not update the "> Summary:" line; patch it too when it no longer fits.

@@ -90,15 +90,9 @@ func monthOf(name string) (string, bool) {
 	return name[:7], true
 }
 
-// validPaths is the model-facing statement of the grammar.
+// validPaths is the model-facing statement of the grammar, for errors.
 func (s *Store) validPaths() string {
-	var b strings.Builder
-	b.WriteString("valid paths are ")
-	for _, f := range s.opts.FactFiles {
-		b.WriteString(factsDir + "/" + f.Name + ", ")
-	}
-	b.WriteString("and episodes/YYYY-MM.md (for example episodes/" + s.now().Format("2006-01") + ".md)")
-	return b.String()
+	return "valid paths are " + s.pathList() + " (such as episodes/" + s.now().Format("2006-01") + ".md)"
 }
 
 // quoteIfOdd keeps a path readable in an error message: a path with control

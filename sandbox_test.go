@@ -62,7 +62,7 @@ func TestResolve(t *testing.T) {
 			_, err := memory.Resolve(s, tt.path)
 			require.ErrorIs(t, err, memory.ErrInvalidPath)
 			require.Contains(t, err.Error(), tt.why)
-			require.Contains(t, err.Error(), "valid paths are facts/user.md, facts/memory.md, and episodes/YYYY-MM.md")
+			require.Contains(t, err.Error(), "valid paths are facts/user.md, facts/memory.md, or episodes/YYYY-MM.md for a month's episodes (such as episodes/2026-02.md)")
 		})
 	}
 }

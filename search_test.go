@@ -182,12 +182,12 @@ func TestSearchTool(t *testing.T) {
 	require.Equal(t, memory.ToolResult{Text: "[]"}, r)
 
 	for args, text := range map[string]string{
-		`{"limit": 3}`:                    "missing required argument query",
-		`{"query": "x", "limit": 0}`:      "limit must be from 1 to 50, or null for 10",
-		`{"query": "x", "limit": 51}`:     "limit must be from 1 to 50",
-		`{"query": "x", "limit": 2.5}`:    "limit must be a whole number",
-		`{"query": "x", "limit": "3"}`:    "limit must be a whole number, not a string",
-		`{"query": "x", "page": 2}`:       `unknown argument "page"`,
+		`{"limit": 3}`:                                   "missing required argument query",
+		`{"query": "x", "limit": 0}`:                     "limit must be from 1 to 50, or null for 10",
+		`{"query": "x", "limit": 51}`:                    "limit must be from 1 to 50",
+		`{"query": "x", "limit": 2.5}`:                   "limit must be a whole number",
+		`{"query": "x", "limit": "3"}`:                   "limit must be a whole number, not a string",
+		`{"query": "x", "page": 2}`:                      `unknown argument "page"`,
 		`{"query": "` + strings.Repeat("y", 1001) + `"}`: "use a few keywords",
 	} {
 		r := call(t, s, "memory_search", args)

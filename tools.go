@@ -338,7 +338,7 @@ func (ts *toolset) appendTool() Tool {
 	return Tool{
 		Name: "memory_append",
 		Description: "Add an entry at the end of a memory file, creating the file if needed. " +
-			"For an episode (a significant task and its outcome) the path is episodes/YYYY-MM.md for the current month " +
+			"For an episode (a significant task and its outcome) the path is this month's file, " + episodesDir + "/" + s.now().Format("2006-01") + ".md, " +
 			"and the entry is one section: a \"## \" heading naming the task, then bullets such as " +
 			"\"- Summary: \" (under 10 words), \"- Date: YYYY-MM-DD\" (added if missing), \"- Task: \", \"- Outcome: \", \"- Lesson: \". " +
 			"For a fact file the entry is one or more \"- \" bullet lines, checked against the facts budget. " +

@@ -197,6 +197,8 @@ func TestIndexMessageBudget(t *testing.T) {
 	seedIndex(t, s2, 2)
 	msg, err = s2.IndexMessage(context.Background())
 	require.NoError(t, err)
+	require.Contains(t, msg, "- facts/user.md (")
+	require.Contains(t, msg, "- facts/memory.md (")
 	require.Contains(t, msg, "- episodes/2020-02.md (")
 	require.Contains(t, msg, "- (1 older episode file not shown; memory_list lists them all)\n")
 }

@@ -19,7 +19,10 @@ func (d *Doc) SetHead(title, summary string) []byte {
 		b.WriteString("# " + title + "\n")
 	}
 	b.WriteString("\n> " + SummaryPrefix + " " + summary + "\n")
-	if rest := TrimLeadingBlankLines(d.src[d.Body().Start:]); len(rest) > 0 {
+	if d.quoteGoesOn {
+		// The blockquote goes on after its Summary paragraph: keep it one.
+		b.Write(d.src[d.Summary.End:])
+	} else if rest := TrimLeadingBlankLines(d.src[d.Body().Start:]); len(rest) > 0 {
 		b.WriteByte('\n')
 		b.Write(rest)
 	}

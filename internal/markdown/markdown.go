@@ -10,6 +10,7 @@ package markdown
 
 import (
 	"bytes"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -67,6 +68,9 @@ type Doc struct {
 	Headings []Heading
 	Entries  []Entry
 	Items    []Item
+	Blocks   []int // offsets of the first lines of the top-level blocks
+
+	quoteGoesOn bool // the summary's blockquote has more after the Summary paragraph
 
 	src   []byte
 	lines []int // offsets of line starts
@@ -88,11 +92,17 @@ func Parse(src []byte) *Doc {
 	}
 	if q, ok := next.(*ast.Blockquote); ok {
 		if t, ok := d.summaryText(q); ok {
-			d.Summary = Block{Span: d.blockSpan(q), Text: t, OK: true}
+			// Only the Summary paragraph: more paragraphs a person wrote in
+			// the same blockquote stay theirs.
+			sp := d.blockSpan(q.FirstChild())
+			sp.Start = d.lineStart(q.Pos())
+			d.Summary = Block{Span: sp, Text: t, OK: true}
+			d.quoteGoesOn = q.FirstChild().NextSibling() != nil
 		}
 	}
 
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
+		d.Blocks = append(d.Blocks, d.lineStart(n.Pos()))
 		switch n := n.(type) {
 		case *ast.Heading:
 			sp := d.headingSpan(n)
@@ -262,6 +272,14 @@ func (d *Doc) isATX(start int) bool {
 		n++
 	}
 	return n >= 1 && n <= 6 && (i == len(line) || line[i] == ' ' || line[i] == '\t' || line[i] == '\r' || line[i] == '\n')
+}
+
+// StartsBlock reports whether a top-level block or list item starts at the
+// line at offset at: whether text placed there stands on its own rather
+// than inside a code fence or another open block.
+func (d *Doc) StartsBlock(at int) bool {
+	_, ok := slices.BinarySearch(d.Blocks, at)
+	return ok || slices.ContainsFunc(d.Items, func(it Item) bool { return it.Start == at })
 }
 
 // blockSpan covers a container block through the end of the last line any

@@ -104,6 +104,8 @@ func TestSetHead(t *testing.T) {
 		{"untitled summary", "> Summary: old\n\nbody", "# T\n\n> Summary: s\n\nbody"},
 		{"setext title kept", "Mine\n===\n\nx\n", "Mine\n===\n\n> Summary: s\n\nx\n"},
 		{"indented code kept", "# Mine\n\n    code\n", "# Mine\n\n> Summary: s\n\n    code\n"},
+		{"rest of the blockquote kept", "# Mine\n\n> Summary: old\n> still old\n>\n> Important: never call after 9pm\n\n- a\n",
+			"# Mine\n\n> Summary: s\n>\n> Important: never call after 9pm\n\n- a\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -192,6 +194,16 @@ func FuzzSetHead(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestStartsBlock(t *testing.T) {
+	src := "# T\n\n- a\n- b\n\n```\ncode\n\n- not an item\n```\n\npara\n"
+	d := Parse([]byte(src))
+	for _, at := range []string{"# T", "- a", "- b", "```\ncode", "para"} {
+		require.True(t, d.StartsBlock(strings.Index(src, at)), at)
+	}
+	require.False(t, d.StartsBlock(strings.Index(src, "- not")))
+	require.False(t, d.StartsBlock(strings.Index(src, "code\n")))
 }
 
 func TestEmptyListItem(t *testing.T) {

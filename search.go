@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io/fs"
+	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -134,7 +137,8 @@ func (s *Store) Search(ctx context.Context, query string, opts *SearchOptions) (
 }
 
 // refresh brings the index up to date with the files on disk. The caller
-// holds s.search.mu.
+// holds s.search.mu. Files that may have changed are read and parsed in
+// parallel, one worker per CPU; the index is then changed in one goroutine.
 func (s *Store) refresh(ctx context.Context) error {
 	x := &s.search
 	if x.files == nil {
@@ -152,16 +156,47 @@ func (s *Store) refresh(ctx context.Context) error {
 	for _, m := range months {
 		paths = append(paths, episodesDir+"/"+m+".md")
 	}
+
 	present := make(map[string]bool, len(paths))
+	var todo []*scan
 	for _, p := range paths {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		ok, err := s.refreshFile(p)
+		st, err := s.regular(p)
 		if err != nil {
 			return err
 		}
-		present[p] = ok
+		if st == nil {
+			continue
+		}
+		present[p] = true
+		old := x.files[p]
+		if old != nil && old.size == st.Size() && old.mtime.Equal(st.ModTime()) && st.ModTime().Before(old.readAt.Add(-racyWindow)) {
+			continue // unchanged, and old enough for its time to tell
+		}
+		sc := &scan{path: p, st: st, indexed: old != nil}
+		if old != nil {
+			sc.oldHash = old.hash
+		}
+		todo = append(todo, sc)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	parallel(len(todo), func(i int) { s.scanFile(todo[i]) })
+
+	for _, sc := range todo {
+		x.reads++
+		switch {
+		case sc.err != nil:
+			return sc.err
+		case sc.gone:
+			present[sc.path] = false
+		case sc.indexed && sc.hash == sc.oldHash:
+			old := x.files[sc.path]
+			old.size, old.mtime, old.readAt = sc.st.Size(), sc.st.ModTime(), sc.readAt
+		default:
+			x.idx.Set(sc.path, sc.docs)
+			x.files[sc.path] = sc.file
+		}
 	}
 	for p := range x.files {
 		if !present[p] {
@@ -172,43 +207,60 @@ func (s *Store) refresh(ctx context.Context) error {
 	return nil
 }
 
-// refreshFile re-indexes the file at p if it changed, and reports whether
-// it is there.
-func (s *Store) refreshFile(p string) (bool, error) {
-	x := &s.search
-	st, err := s.root.Stat(p)
-	if errors.Is(err, fs.ErrNotExist) || err == nil && !st.Mode().IsRegular() || err != nil && s.isLink(p) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	old := x.files[p]
-	if old != nil && old.size == st.Size() && old.mtime.Equal(st.ModTime()) && st.ModTime().Before(old.readAt.Add(-racyWindow)) {
-		return true, nil
-	}
-	readAt := time.Now()
-	x.reads++
-	b, err := s.root.ReadFile(p)
+// scan is one file that refresh reads: what it found, and the documents to
+// index when the content changed.
+type scan struct {
+	path    string
+	st      fs.FileInfo
+	indexed bool   // the index holds an older reading
+	oldHash uint64 // its hash
+
+	readAt time.Time
+	hash   uint64
+	gone   bool
+	err    error
+	docs   []search.Doc
+	file   *indexed
+}
+
+// scanFile reads and, when its content changed, parses one file. It runs in
+// a worker of refresh and touches nothing but sc.
+func (s *Store) scanFile(sc *scan) {
+	sc.readAt = time.Now()
+	b, err := s.root.ReadFile(sc.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+		sc.gone = true
+		return
 	}
 	if err != nil {
-		return false, err
+		sc.err = err
+		return
 	}
-	h := maphash.Bytes(x.seed, b)
-	if old != nil && old.hash == h {
-		old.size, old.mtime, old.readAt = st.Size(), st.ModTime(), readAt
-		return true, nil
+	sc.hash = maphash.Bytes(s.search.seed, b)
+	if sc.indexed && sc.hash == sc.oldHash {
+		return
 	}
-	f := &indexed{size: st.Size(), mtime: st.ModTime(), readAt: readAt, hash: h}
-	x.idx.Set(p, s.documents(p, b, f))
-	x.files[p] = f
-	return true, nil
+	sc.file = &indexed{size: sc.st.Size(), mtime: sc.st.ModTime(), readAt: sc.readAt, hash: sc.hash}
+	sc.docs = documents(sc.path, b, sc.file)
+}
+
+// parallel runs f(0) … f(n-1) on up to GOMAXPROCS goroutines and waits for
+// them all.
+func parallel(n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // documents cuts a file into search documents and records what hits show.
-func (s *Store) documents(p string, b []byte, f *indexed) []search.Doc {
+func documents(p string, b []byte, f *indexed) []search.Doc {
 	d := markdown.Parse(b)
 	var docs []search.Doc
 	if strings.HasPrefix(p, factsDir+"/") {
@@ -229,34 +281,55 @@ func (s *Store) documents(p string, b []byte, f *indexed) []search.Doc {
 	return docs
 }
 
-// render turns index hits into SearchHits, with the snippet of each taken
-// from the file as it was indexed. The caller holds s.search.mu.
+// render turns index hits into SearchHits. The snippet of each comes from
+// its document's span in the file, read again only when the file is still
+// as it was indexed (same size and time); otherwise the title stands in.
+// The caller holds s.search.mu.
 func (s *Store) render(hits []search.Hit, query string) []SearchHit {
 	terms := search.Tokenize(query)
 	out := make([]SearchHit, 0, len(hits))
-	texts := map[string][]byte{}
+	open := map[string]*os.File{}
+	defer func() {
+		for _, f := range open {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}()
 	for _, h := range hits {
 		f := s.search.files[h.File]
 		i, _ := slices.BinarySearchFunc(f.docs, h.Pos, func(d docInfo, line int) int { return d.line - line })
 		doc := f.docs[i]
 		hit := SearchHit{Path: h.File, Line: doc.line, Title: cut(doc.title, snippetMax), Date: h.Date, Score: h.Score}
-		b, ok := texts[h.File]
-		if !ok {
-			// Read again only for the snippet; if the file changed in
-			// between, the hit keeps its title as snippet.
-			b, _ = s.root.ReadFile(h.File)
-			if maphash.Bytes(s.search.seed, b) != f.hash {
-				b = nil
-			}
-			texts[h.File] = b
-		}
 		hit.Snippet = hit.Title
-		if b != nil {
-			hit.Snippet = snippet(string(b[doc.start:doc.end]), terms)
+		file, ok := open[h.File]
+		if !ok {
+			file = s.openUnchanged(h.File, f)
+			open[h.File] = file
+		}
+		if file != nil {
+			buf := make([]byte, doc.end-doc.start)
+			if _, err := file.ReadAt(buf, int64(doc.start)); err == nil {
+				hit.Snippet = snippet(string(buf), terms)
+			}
 		}
 		out = append(out, hit)
 	}
 	return out
+}
+
+// openUnchanged opens the file at p if it still has the size and time it
+// had when indexed, and returns nil otherwise.
+func (s *Store) openUnchanged(p string, f *indexed) *os.File {
+	file, err := s.root.Open(p)
+	if err != nil {
+		return nil
+	}
+	if st, err := file.Stat(); err != nil || st.Size() != f.size || !st.ModTime().Equal(f.mtime) {
+		file.Close()
+		return nil
+	}
+	return file
 }
 
 // snippet picks the line of a document that shares the most terms with the

@@ -4,7 +4,7 @@ FUZZTIME ?= 10s
 COVERMIN ?= 95.0
 LIBPKGS  := . ./internal/...
 
-.PHONY: ci test vet fmt fmt-check coverage fuzz bench
+.PHONY: ci test vet fmt fmt-check coverage fuzz bench bench-peers
 
 ci: fmt-check test coverage fuzz
 
@@ -31,6 +31,18 @@ coverage:
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzResolve$$' -fuzztime=$(FUZZTIME) .
 	$(GO) test -run='^$$' -fuzz='^FuzzSetHead$$' -fuzztime=$(FUZZTIME) ./internal/markdown
+	$(GO) test -run='^$$' -fuzz='^FuzzTokenize$$' -fuzztime=$(FUZZTIME) ./internal/search
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 $(LIBPKGS)
+
+# Search side by side with SQLite FTS5 and ripgrep on the same corpus: the
+# peers' script generates it and measures them, then the Go benchmark runs
+# on it. Needs python3 (and ripgrep: apt-get install ripgrep). Figures in
+# BENCHMARKS.md.
+PEERS_WORK  ?= $(or $(TMPDIR),/tmp)/mdmemory-peers
+PEERS_SIZES ?= 1000,10000,100000
+bench-peers:
+	cd ../shared/bench && python3 scale_bench.py --sizes $(PEERS_SIZES) --work $(PEERS_WORK) --out $(PEERS_WORK)/peers.json
+	MDMEMORY_PEERS_WORK=$(PEERS_WORK) $(GO) test -run='^$$' -bench='^BenchmarkPeersBuild$$' -benchtime=5x -count=1 .
+	MDMEMORY_PEERS_WORK=$(PEERS_WORK) $(GO) test -run='^$$' -bench='^BenchmarkPeersQuery$$' -benchtime=500x -count=1 .

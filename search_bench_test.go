@@ -105,87 +105,101 @@ type peerQuery struct {
 	Query, Lang, Target string
 }
 
-// BenchmarkPeers measures, on each corpus scale_bench.py left in
-// $MDMEMORY_PEERS_WORK/<N>/, the cold build of the index from disk, the
-// query latency (median and p95 over the corpus's queries) and recall@5 of
-// the planted entry per language, and the memory the index holds.
-func BenchmarkPeers(b *testing.B) {
+// peerCorpora calls f for each corpus scale_bench.py left in
+// $MDMEMORY_PEERS_WORK/<N>/, smallest first.
+func peerCorpora(b *testing.B, f func(b *testing.B, dir string, queries []peerQuery)) {
 	work := os.Getenv("MDMEMORY_PEERS_WORK")
 	if work == "" {
 		b.Skip("set MDMEMORY_PEERS_WORK to scale_bench.py's --work folder (make bench-peers)")
 	}
-	sizes, _ := os.ReadDir(work)
-	for _, d := range sizes {
-		n, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
+	entries, _ := os.ReadDir(work)
+	var sizes []int
+	for _, d := range entries {
+		if n, err := strconv.Atoi(d.Name()); err == nil {
+			sizes = append(sizes, n)
 		}
-		root := filepath.Join(work, d.Name())
-		dir := filepath.Join(root, "data", "memory")
+	}
+	slices.Sort(sizes)
+	for _, n := range sizes {
+		root := filepath.Join(work, strconv.Itoa(n))
 		queries := readPeerQueries(b, filepath.Join(root, "queries.jsonl"))
-		ctx := context.Background()
+		b.Run(strconv.Itoa(n), func(b *testing.B) { f(b, filepath.Join(root, "data", "memory"), queries) })
+	}
+}
 
-		b.Run(fmt.Sprintf("%d/build", n), func(b *testing.B) {
-			var held uint64
-			for b.Loop() {
-				runtime.GC()
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				s, err := memory.Open(dir, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := s.Search(ctx, "anything", nil); err != nil {
-					b.Fatal(err)
-				}
-				runtime.GC()
-				runtime.ReadMemStats(&after)
-				held = after.HeapAlloc - before.HeapAlloc
-				runtime.KeepAlive(s)
-				s.Close()
-			}
-			b.ReportMetric(float64(held)/(1<<20), "MB-held")
-		})
-
-		b.Run(fmt.Sprintf("%d/query", n), func(b *testing.B) {
+// BenchmarkPeersBuild is the cold build of the index from disk (read,
+// parse, index) on the peers' corpus, and the memory the index holds.
+func BenchmarkPeersBuild(b *testing.B) {
+	ctx := context.Background()
+	peerCorpora(b, func(b *testing.B, dir string, _ []peerQuery) {
+		build := func() *memory.Store {
 			s, err := memory.Open(dir, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer s.Close()
-			entries := map[string][]int{} // path → heading lines, for the targets' "#K"
-			found := map[string][2]int{}  // lang → hits, total
-			var lat []time.Duration
-			i := 0
-			for b.Loop() {
-				q := queries[i%len(queries)]
-				start := time.Now()
-				hits, err := s.Search(ctx, q.Query, &memory.SearchOptions{Limit: 5})
-				lat = append(lat, time.Since(start))
-				if err != nil {
-					b.Fatal(err)
-				}
-				if i < len(queries) {
-					f := found[q.Lang]
-					f[1]++
-					for _, h := range hits {
-						if h.Path+"#"+strconv.Itoa(entryIndex(b, entries, dir, h.Path, h.Line)) == q.Target {
-							f[0]++
-							break
-						}
+			if _, err := s.Search(ctx, "anything", nil); err != nil {
+				b.Fatal(err)
+			}
+			return s
+		}
+		// The memory held, measured once, outside the timed loop.
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		s := build()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		s.Close()
+		for b.Loop() {
+			build().Close()
+		}
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MB-held")
+	})
+}
+
+// BenchmarkPeersQuery runs the peers' corpus queries in turn: latency
+// median and p95, and recall@5 of the planted entry per language over the
+// first pass (run with -benchtime=Nx, N a multiple of the query count).
+func BenchmarkPeersQuery(b *testing.B) {
+	ctx := context.Background()
+	peerCorpora(b, func(b *testing.B, dir string, queries []peerQuery) {
+		s, err := memory.Open(dir, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		entries := map[string][]int{} // path → heading lines, for the targets' "#K"
+		found := map[string][2]int{}  // lang → hits, total
+		var lat []time.Duration
+		i := 0
+		for b.Loop() {
+			q := queries[i%len(queries)]
+			start := time.Now()
+			hits, err := s.Search(ctx, q.Query, &memory.SearchOptions{Limit: 5})
+			lat = append(lat, time.Since(start))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if i < len(queries) {
+				f := found[q.Lang]
+				f[1]++
+				for _, h := range hits {
+					if h.Path+"#"+strconv.Itoa(entryNumber(b, entries, dir, h.Path, h.Line)) == q.Target {
+						f[0]++
+						break
 					}
-					found[q.Lang] = f
 				}
-				i++
+				found[q.Lang] = f
 			}
-			slices.Sort(lat)
-			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "median-ms")
-			b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
-			for lang, f := range found {
-				b.ReportMetric(float64(f[0])/float64(f[1]), "R@5-"+lang)
-			}
-		})
-	}
+			i++
+		}
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "median-ms")
+		b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
+		for lang, f := range found {
+			b.ReportMetric(float64(f[0])/float64(f[1]), "R@5-"+lang)
+		}
+	})
 }
 
 func readPeerQueries(b *testing.B, path string) []peerQuery {
@@ -206,8 +220,9 @@ func readPeerQueries(b *testing.B, path string) []peerQuery {
 	return qs
 }
 
-// entryIndex returns the 0-based position of the entry at line in path.
-func entryIndex(b *testing.B, cache map[string][]int, dir, path string, line int) int {
+// entryNumber returns the 1-based number of the entry at line in path, as
+// memdocs.py numbers the targets (its README's "0-based" is off by one).
+func entryNumber(b *testing.B, cache map[string][]int, dir, path string, line int) int {
 	lines, ok := cache[path]
 	if !ok {
 		src, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path)))
@@ -220,5 +235,5 @@ func entryIndex(b *testing.B, cache map[string][]int, dir, path string, line int
 		cache[path] = lines
 	}
 	i, _ := slices.BinarySearch(lines, line)
-	return i
+	return i + 1
 }

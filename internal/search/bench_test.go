@@ -148,8 +148,8 @@ func ExampleIndex_Search() {
 		}
 	}
 	// Output:
-	// review budget: episodes/2026-02.md:5 2.15
-	// 老王: episodes/2026-02.md:11 0.75
-	// Lisbon: facts/user.md:5 0.60
-	// Lisbon: episodes/2026-02.md:5 0.51
+	// review budget: episodes/2026-02.md:5 1.89
+	// 老王: episodes/2026-02.md:11 0.81
+	// Lisbon: facts/user.md:5 0.62
+	// Lisbon: episodes/2026-02.md:5 0.45
 }

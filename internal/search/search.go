@@ -12,8 +12,10 @@
 // Terms come from [Tokenize]: lower-cased words minus English stopwords,
 // stemmed, and overlapping bigrams of CJK text. [Index.Search] ranks by
 // Okapi BM25 with k1 = 1.2, b = 0.75 and Lucene's idf,
-// log(1 + (N − n + 0.5)/(n + 0.5)); a document matches when it holds any
-// query term. Results are ordered by score, ties by file then position, so
+// log(1 + (N − n + 0.5)/(n + 0.5)); a document's length counts all its
+// words, stopwords included, as SQLite FTS5 counts it (leaving them out
+// favours long documents full of them). A document matches when it holds
+// any query term. Results are ordered by score, ties by file then position, so
 // equal inputs give equal outputs. [Index.Latest] lists the dated documents
 // newest first, for a query with no words.
 //
@@ -108,7 +110,7 @@ type Index struct {
 	free  []uint32          // IDs of terms no document holds any more
 
 	docs   int // number of documents
-	length int // total length of the documents, in tokens
+	length int // total length of the documents, in tokens, stopwords included
 
 	build   builder
 	scratch sync.Pool // *searcher
@@ -124,7 +126,7 @@ type segment struct {
 
 	pos   []int
 	dates []string
-	lens  []uint32 // in tokens
+	lens  []uint32 // in tokens, stopwords included: a document's length is all its words
 
 	// The postings of term terms[i] are docs[offs[i]:offs[i+1]] (local
 	// document numbers, ascending) with the term's frequency in each in tfs.
@@ -241,10 +243,13 @@ func (x *Index) newSegment(docs []Doc) *segment {
 			seg.newest = max(seg.newest, date)
 		}
 		ids := bd.ids[:0]
+		stop := 0
 		bd.tok.scan(doc.Text, func(tok []byte, word bool) {
 			if id, ok := bd.memo.get(tok); ok {
 				if id >= 0 {
 					ids = append(ids, uint32(id))
+				} else {
+					stop++
 				}
 				return
 			}
@@ -259,12 +264,14 @@ func (x *Index) newSegment(docs []Doc) *segment {
 			}
 			if id >= 0 {
 				ids = append(ids, uint32(id))
+			} else {
+				stop++
 			}
 			bd.memo.put(bd.key, id)
 		})
 		bd.ids = ids
-		seg.lens[d] = uint32(len(ids))
-		seg.length += len(ids)
+		seg.lens[d] = uint32(len(ids) + stop)
+		seg.length += len(ids) + stop
 
 		// Frequencies by counting; the order of a document's terms does not
 		// matter, only that documents come in order.

@@ -115,6 +115,7 @@ func Parse(src []byte) *Doc {
 		}
 	}
 
+	k := 0 // items and entries are both in source order: one pass
 	for i, h := range d.Headings {
 		if h.Level != 2 {
 			continue
@@ -126,10 +127,11 @@ func Parse(src []byte) *Doc {
 				break
 			}
 		}
-		for _, it := range d.Items {
-			if it.Start < e.Start || it.Start >= e.End {
-				continue
-			}
+		for k < len(d.Items) && d.Items[k].Start < e.Start {
+			k++
+		}
+		for ; k < len(d.Items) && d.Items[k].Start < e.End; k++ {
+			it := d.Items[k]
 			if v, ok := field(it.Text, "Summary:"); ok && e.Summary == "" {
 				e.Summary = v
 			}

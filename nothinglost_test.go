@@ -163,7 +163,7 @@ func TestMultiProcess(t *testing.T) {
 // appends; after every kill the store opens, no temporary file is left, and
 // every file is a version that was actually written, whole.
 func TestCrash(t *testing.T) {
-	kills := 150
+	kills := 300
 	if testing.Short() {
 		kills = 30
 	}
@@ -178,13 +178,17 @@ func TestCrash(t *testing.T) {
 		out, err := cmd.StdoutPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
-		// Let the worker finish a random number of steps, then kill it in
-		// the middle of the next one.
+		// Let the worker finish a random number of steps, then kill it at
+		// a random moment of the next one (a step takes about a
+		// millisecond, most of it with a temporary file on disk).
 		lines := bufio.NewScanner(out)
 		for range rng.IntN(4) {
 			if !lines.Scan() {
 				break
 			}
+		}
+		for spin, d := time.Now(), time.Duration(rng.IntN(1500))*time.Microsecond; time.Since(spin) < d; {
+			runtime.Gosched()
 		}
 		require.NoError(t, cmd.Process.Kill())
 		_ = cmd.Wait()

@@ -24,14 +24,16 @@ func entry(i int) string {
 
 func BenchmarkAppend(b *testing.B) {
 	s, _ := open(b, nil)
+	benchAppend(b, s)
+}
+
+// benchAppend appends entries, starting a new month every six entries so
+// that files stay near 2 KB.
+func benchAppend(b *testing.B, s *memory.Store) {
 	ctx := context.Background()
-	month, n := 0, 0
+	n := 0
 	for b.Loop() {
-		// Keep files near 2 KB: start a new month every six entries.
-		if n%6 == 0 {
-			month++
-		}
-		path := fmt.Sprintf("episodes/%04d-%02d.md", 2000+month/12, month%12+1)
+		path := fmt.Sprintf("episodes/%04d-%02d.md", 2000+n/72, n/6%12+1)
 		if err := s.Append(ctx, path, entry(n), ""); err != nil {
 			b.Fatal(err)
 		}
@@ -52,6 +54,11 @@ func BenchmarkWrite(b *testing.B) {
 
 func BenchmarkPatch(b *testing.B) {
 	s, _ := open(b, nil)
+	benchPatch(b, s)
+}
+
+// benchPatch moves a counter line of a 2 KB fact file by one each time.
+func benchPatch(b *testing.B, s *memory.Store) {
 	ctx := context.Background()
 	content := "# User\n\n> Summary: Zhang San\n\n" + strings.Repeat("- a fact line of some length, about fifty bytes\n", 40) + "- Counter: 0\n"
 	if err := s.Write(ctx, "facts/user.md", content); err != nil {
@@ -157,38 +164,17 @@ func BenchmarkDiskFloor(b *testing.B) {
 // the same append and patch with the lock and with it skipped.
 func BenchmarkLock(b *testing.B) {
 	for _, mode := range []string{"locked", "unlocked"} {
-		b.Run("append/"+mode, func(b *testing.B) {
-			s, _ := open(b, nil)
-			if mode == "unlocked" {
-				memory.Unlocked(s)
-			}
-			ctx := context.Background()
-			n := 0
-			for b.Loop() {
-				path := fmt.Sprintf("episodes/%04d-%02d.md", 2000+n/72, n/6%12+1)
-				if err := s.Append(ctx, path, entry(n), ""); err != nil {
-					b.Fatal(err)
+		for _, op := range []struct {
+			name  string
+			bench func(*testing.B, *memory.Store)
+		}{{"append", benchAppend}, {"patch", benchPatch}} {
+			b.Run(op.name+"/"+mode, func(b *testing.B) {
+				s, _ := open(b, nil)
+				if mode == "unlocked" {
+					memory.Unlocked(s)
 				}
-				n++
-			}
-		})
-		b.Run("patch/"+mode, func(b *testing.B) {
-			s, _ := open(b, nil)
-			if mode == "unlocked" {
-				memory.Unlocked(s)
-			}
-			ctx := context.Background()
-			if err := s.Write(ctx, "facts/user.md", strings.Repeat("- a fact line of some length, about fifty bytes\n", 40)+"- Counter: 0\n"); err != nil {
-				b.Fatal(err)
-			}
-			i := 0
-			for b.Loop() {
-				p := []memory.Patch{{OldText: fmt.Sprintf("- Counter: %d\n", i), NewText: fmt.Sprintf("- Counter: %d\n", i+1)}}
-				if _, err := s.Patch(ctx, "facts/user.md", p); err != nil {
-					b.Fatal(err)
-				}
-				i++
-			}
-		})
+				op.bench(b, s)
+			})
+		}
 	}
 }

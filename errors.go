@@ -40,9 +40,10 @@ var (
 	// memory_patch. Read the file again and redo the change.
 	ErrConflict = errors.New("changed since read")
 
-	// ErrLocked is returned, as a host error, when another process held the
-	// memory directory's lock file for longer than Options.LockTimeout.
-	ErrLocked = errors.New("memory directory is locked by another process")
+	// ErrLocked is returned, as a host error, when another Store (in this
+	// process or another) held the memory directory's lock file for longer
+	// than Options.LockTimeout.
+	ErrLocked = errors.New("memory directory is locked by another store")
 )
 
 // modelError is a mistake in a request that the model (or program) can fix.

@@ -180,7 +180,7 @@ func (s *Store) init() error {
 }
 
 // lockDir takes the directory's lock file, waiting up to LockTimeout for
-// another process to release it.
+// another Store to release it.
 func (s *Store) lockDir(ctx context.Context, op string) (unlock func(), err error) {
 	if s.unlocked {
 		return func() {}, nil
@@ -192,7 +192,15 @@ func (s *Store) lockDir(ctx context.Context, op string) (unlock func(), err erro
 			return nil, hostErr(op, lockName, err)
 		}
 		if ok {
-			return func() { flock.Unlock(s.lock) }, nil
+			current, err := s.lockIsCurrent()
+			if err != nil {
+				flock.Unlock(s.lock)
+				return nil, hostErr(op, lockName, err)
+			}
+			if current {
+				return func() { flock.Unlock(s.lock) }, nil
+			}
+			continue // the lock file was replaced: locked again at once
 		}
 		if time.Now().After(deadline) {
 			return nil, hostErr(op, "", fmt.Errorf("%w (waited %v)", ErrLocked, s.opts.LockTimeout))
@@ -205,6 +213,30 @@ func (s *Store) lockDir(ctx context.Context, op string) (unlock func(), err erro
 		case <-t.C:
 		}
 	}
+}
+
+// lockIsCurrent reports whether the open lock file is still the root's
+// .lock. When someone deleted or replaced it, other Stores lock another
+// file, so this one opens the current one instead and reports false.
+func (s *Store) lockIsCurrent() (bool, error) {
+	held, err := s.lock.Stat()
+	if err != nil {
+		return false, err
+	}
+	now, err := s.root.Stat(lockName)
+	if err == nil && os.SameFile(held, now) {
+		return true, nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	lock, err := s.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return false, err
+	}
+	s.lock.Close() // releases the lock on the old file
+	s.lock = lock
+	return false, nil
 }
 
 // fill checks the options and applies the defaults.
@@ -489,10 +521,10 @@ func version(b []byte) string {
 }
 
 // WriteIf is [Store.Write] for a caller that read the file first: it
-// writes only when the file's content still has the version the caller
-// read, Version(content), or, when version is "", when the file does not
-// exist. Otherwise it changes nothing and returns an error wrapping
-// [ErrConflict], so a person's edit made in the meantime is not lost.
+// writes content only when the file is still as the caller read it, that is
+// when want equals Version(the text the caller read), or, when want is "",
+// when the file does not exist. Otherwise it changes nothing and returns an
+// error wrapping [ErrConflict], so an edit made in the meantime is not lost.
 func (s *Store) WriteIf(ctx context.Context, path, content, want string) error {
 	_, err := s.write(ctx, path, content, func(op string, t target, old []byte) error {
 		if v := version(old); v != want {

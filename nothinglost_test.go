@@ -172,7 +172,8 @@ func TestCrash(t *testing.T) {
 	}
 	_, dir := open(t, nil)
 	rng := rand.New(rand.NewPCG(1, 2))
-	midWrite := 0 // kills that left a temporary file: the worker died mid-write
+	midWrite := 0            // kills that left a temporary file: the worker died mid-write
+	done := map[string]int{} // the last write ("w") and append ("a") reported done
 	for k := range kills {
 		cmd := startWorker(t, "crash", dir, 0, 0)
 		out, err := cmd.StdoutPipe()
@@ -186,6 +187,9 @@ func TestCrash(t *testing.T) {
 			if !lines.Scan() {
 				break
 			}
+			// What the worker reports done must be on disk after the kill.
+			kind, n, _ := strings.Cut(lines.Text(), " ")
+			done[kind], _ = strconv.Atoi(n)
 		}
 		for spin, d := time.Now(), time.Duration(rng.IntN(1500))*time.Microsecond; time.Since(spin) < d; {
 			runtime.Gosched()
@@ -215,6 +219,7 @@ func TestCrash(t *testing.T) {
 			v, _ := strings.CutPrefix(d.Summary.Text, "version ")
 			n, _ := strconv.Atoi(v)
 			require.Equal(t, crashVersion(n), string(user), "kill %d: facts/user.md is not a version that was written", k)
+			require.GreaterOrEqual(t, n, done["w"], "kill %d: a write reported done was lost", k)
 		}
 		if month, err := os.ReadFile(filepath.Join(dir, "episodes", "2026-02.md")); err == nil {
 			d := markdown.Parse(month)
@@ -228,6 +233,7 @@ func TestCrash(t *testing.T) {
 				}
 				require.Equal(t, want, got, "kill %d: entry %d is whole", k, i+1)
 			}
+			require.GreaterOrEqual(t, len(d.Entries), done["a"], "kill %d: an append reported done was lost", k)
 		}
 		require.NoError(t, s.Close())
 	}
@@ -358,7 +364,7 @@ func TestLockTimeout(t *testing.T) {
 	ctx := context.Background()
 	err = s.Append(ctx, "episodes/2026-02.md", "## x", "")
 	require.ErrorIs(t, err, memory.ErrLocked)
-	require.Contains(t, err.Error(), "memory: append: memory directory is locked by another process (waited 20ms)")
+	require.Contains(t, err.Error(), "memory: append: memory directory is locked by another store (waited 20ms)")
 	_, err = tool(t, s.Tools(), "memory_append").Call(ctx, json.RawMessage(`{"path": "episodes/2026-02.md", "entry": "## x", "summary": null}`))
 	require.ErrorIs(t, err, memory.ErrLocked, "a host error, not the model's")
 	_, err = memory.Open(dir, &memory.Options{LockTimeout: time.Millisecond})
@@ -388,6 +394,50 @@ func TestLockTimeout(t *testing.T) {
 	require.FileExists(t, filepath.Join(dir, ".lock"))
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close())
+}
+
+// TestLockFileReplaced checks that a Store whose lock file was deleted
+// while it was open locks the new one, which other Stores lock too.
+func TestLockFileReplaced(t *testing.T) {
+	a, dir := open(t, &memory.Options{LockTimeout: 20 * time.Millisecond})
+	ctx := context.Background()
+	require.NoError(t, a.Append(ctx, "episodes/2026-02.md", "## one", ""))
+	require.NoError(t, os.Remove(filepath.Join(dir, ".lock")))
+	b, err := memory.Open(dir, nil) // creates a new .lock
+	require.NoError(t, err)
+	defer b.Close()
+
+	held, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer held.Close()
+	ok, err := flock.TryLock(held)
+	require.NoError(t, err)
+	require.True(t, ok)
+	err = a.Append(ctx, "episodes/2026-02.md", "## two", "")
+	require.ErrorIs(t, err, memory.ErrLocked, "a follows the new lock file")
+	require.NoError(t, flock.Unlock(held))
+	require.NoError(t, a.Append(ctx, "episodes/2026-02.md", "## two", ""))
+}
+
+func TestWriteAfterDelete(t *testing.T) {
+	s, dir := open(t, nil)
+	ctx := context.Background()
+	require.NoError(t, s.Write(ctx, "facts/user.md", "- Name: Zhang San"))
+	tools := s.Tools()
+	run := func(name, args string) memory.ToolResult {
+		r, err := tool(t, tools, name).Call(ctx, json.RawMessage(args))
+		require.NoError(t, err)
+		return r
+	}
+	require.False(t, run("memory_read", `{"path": "facts/user.md"}`).IsError)
+	require.NoError(t, os.Remove(filepath.Join(dir, "facts", "user.md")))
+	write := `{"path": "facts/user.md", "content": "- Name: Zhang San\n- City: Hangzhou"}`
+	r := run("memory_write", write)
+	require.True(t, r.IsError)
+	require.Contains(t, r.Text, "facts/user.md was deleted since you last read it; nothing was changed")
+	require.NoFileExists(t, filepath.Join(dir, "facts", "user.md"))
+	require.False(t, run("memory_write", write).IsError, "a second call creates it anew")
+	require.FileExists(t, filepath.Join(dir, "facts", "user.md"))
 }
 
 // TestQueuedChangeHonoursItsContext checks that a change waiting for its

@@ -89,15 +89,35 @@ type indexed struct {
 type docInfo struct {
 	line       int
 	title      string
-	start, end int // byte span in the file
+	start, end int  // byte span in the file
+	fact       bool // a fact line: its first line is text, not a heading
+}
+
+// validDate reports whether d is a date as "YYYY-MM-DD".
+func validDate(d string) bool {
+	_, err := time.Parse(time.DateOnly, d)
+	return err == nil
+}
+
+// validDateBound reports whether d bounds a date range: "YYYY",
+// "YYYY-MM" or "YYYY-MM-DD".
+func validDateBound(d string) bool {
+	for _, layout := range []string{"2006", "2006-01", time.DateOnly} {
+		if _, err := time.Parse(layout, d); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Search finds the fact lines and episode entries that match query, best
 // first (BM25 over words, English stems and CJK bigrams; ties by path, then
-// line). An empty query (or one of stopwords only) returns the newest dated
-// entries, newest first. Search sees every change made before it, by the
+// line). An empty query returns the newest dated entries, newest first; a
+// query of stopwords only finds nothing. Search sees every change made before it, by the
 // store or by hand. It returns an error wrapping [ErrInvalidContent] for a
-// query over 1,000 characters or a negative limit.
+// query over 1,000 characters, a negative limit, or a Since or Until that
+// is not YYYY, YYYY-MM or YYYY-MM-DD. Only a "- Date:" in YYYY-MM-DD form
+// dates an entry.
 func (s *Store) Search(ctx context.Context, query string, opts *SearchOptions) ([]SearchHit, error) {
 	const op = "search"
 	end, err := s.begin(ctx, op, "")
@@ -118,6 +138,11 @@ func (s *Store) Search(ctx context.Context, query string, opts *SearchOptions) (
 	if n := utf8.RuneCountInString(query); n > 1000 {
 		return nil, modelErr(op, "", ErrInvalidContent, "the query is %d characters; use a few keywords", n)
 	}
+	for _, d := range []string{o.Since, o.Until} {
+		if d != "" && !validDateBound(d) {
+			return nil, modelErr(op, "", ErrInvalidContent, "the date %q is not YYYY, YYYY-MM or YYYY-MM-DD", d)
+		}
+	}
 
 	x := &s.search
 	x.mu.Lock()
@@ -129,9 +154,11 @@ func (s *Store) Search(ctx context.Context, query string, opts *SearchOptions) (
 	if o.Path != "" {
 		f.File = func(file string) bool { return strings.HasPrefix(file, o.Path) }
 	}
-	hits := x.idx.Search(query, o.Limit, f)
-	if len(hits) == 0 && len(search.Tokenize(query)) == 0 {
+	var hits []search.Hit
+	if strings.TrimSpace(query) == "" {
 		hits = x.idx.Latest(o.Limit, f)
+	} else {
+		hits = x.idx.Search(query, o.Limit, f)
 	}
 	return s.render(hits, query), nil
 }
@@ -264,18 +291,18 @@ func documents(p string, b []byte, f *indexed) []search.Doc {
 	d := markdown.Parse(b)
 	var docs []search.Doc
 	if strings.HasPrefix(p, factsDir+"/") {
-		for i, it := range d.Items {
-			end := len(b)
-			if i+1 < len(d.Items) {
-				end = d.Items[i+1].Start
-			}
-			docs = append(docs, search.Doc{Pos: it.Line, Text: it.Text})
-			f.docs = append(f.docs, docInfo{line: it.Line, title: it.Text, start: it.Start, end: end})
+		for _, it := range d.Items {
+			docs = append(docs, search.Doc{Pos: it.Line, Text: string(b[it.Start:it.End])})
+			f.docs = append(f.docs, docInfo{line: it.Line, title: it.Text, start: it.Start, end: it.End, fact: true})
 		}
 		return docs
 	}
 	for _, e := range d.Entries {
-		docs = append(docs, search.Doc{Pos: e.Line, Date: e.Date, Text: string(b[e.Start:e.End])})
+		date := e.Date
+		if !validDate(date) {
+			date = "" // "- Date: yesterday" is no date to sort or filter by
+		}
+		docs = append(docs, search.Doc{Pos: e.Line, Date: date, Text: string(b[e.Start:e.End])})
 		f.docs = append(f.docs, docInfo{line: e.Line, title: e.Title, start: e.Start, end: e.End})
 	}
 	return docs
@@ -298,7 +325,10 @@ func (s *Store) render(hits []search.Hit, query string) []SearchHit {
 	}()
 	for _, h := range hits {
 		f := s.search.files[h.File]
-		i, _ := slices.BinarySearchFunc(f.docs, h.Pos, func(d docInfo, line int) int { return d.line - line })
+		i, found := slices.BinarySearchFunc(f.docs, h.Pos, func(d docInfo, line int) int { return d.line - line })
+		if !found {
+			continue // cannot happen: the index and files change together
+		}
 		doc := f.docs[i]
 		hit := SearchHit{Path: h.File, Line: doc.line, Title: cut(doc.title, snippetMax), Date: h.Date, Score: h.Score}
 		hit.Snippet = hit.Title
@@ -310,7 +340,7 @@ func (s *Store) render(hits []search.Hit, query string) []SearchHit {
 		if file != nil {
 			buf := make([]byte, doc.end-doc.start)
 			if _, err := file.ReadAt(buf, int64(doc.start)); err == nil {
-				hit.Snippet = snippet(string(buf), terms)
+				hit.Snippet = snippet(string(buf), terms, doc.fact)
 			}
 		}
 		out = append(out, hit)
@@ -333,10 +363,10 @@ func (s *Store) openUnchanged(p string, f *indexed) *os.File {
 }
 
 // snippet picks the line of a document that shares the most terms with the
-// query, the first one on a tie; the heading, already the hit's title, only
-// when there is no other line. It is trimmed of list and heading marks and
-// cut to snippetMax characters.
-func snippet(text string, terms []string) string {
+// query, the first one on a tie; an entry's heading, already the hit's
+// title, only when there is no other line. It is trimmed of list and
+// heading marks and cut to snippetMax characters.
+func snippet(text string, terms []string, fact bool) string {
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	best, bestN := "", -2
 	for i, l := range lines {
@@ -346,7 +376,7 @@ func snippet(text string, terms []string) string {
 			continue
 		}
 		n := -1
-		if i > 0 || len(lines) == 1 {
+		if i > 0 || fact || len(lines) == 1 {
 			n = 0
 			for _, t := range search.Tokenize(l) {
 				if slices.Contains(terms, t) {
@@ -363,7 +393,7 @@ func snippet(text string, terms []string) string {
 
 // Context renders what memory holds for a prompt about query, in at most
 // budget characters, for callers that inject memory into a prompt instead
-// of letting the model call tools (seed 001's budgeted injection): the fact
+// of letting the model call tools: the fact
 // files in full, within half the budget (a fact file that does not fit is
 // cut at a line and says so), then the episode entries that best match
 // query, whole, best first, as many as fit. An empty query gives the newest
@@ -394,16 +424,21 @@ func (s *Store) Context(ctx context.Context, query string, budget int) (string, 
 	if err != nil {
 		return "", err
 	}
-	texts := map[string]string{}
+	entries := map[string]map[int]string{} // path → heading line → entry text
 	for _, h := range hits {
-		text, ok := texts[h.Path]
+		if left < 50 {
+			break
+		}
+		byLine, ok := entries[h.Path]
 		if !ok {
-			if text, err = s.Read(ctx, h.Path); err != nil && !errors.Is(err, ErrNotFound) {
+			text, err := s.Read(ctx, h.Path)
+			if err != nil && !errors.Is(err, ErrNotFound) {
 				return "", err
 			}
-			texts[h.Path] = text
+			byLine = entriesByLine(text)
+			entries[h.Path] = byLine
 		}
-		entry, ok := entryAt(text, h.Line)
+		entry, ok := byLine[h.Line]
 		if !ok {
 			continue
 		}
@@ -440,12 +475,11 @@ func fencedBlock(tag, p, text string, max int) string {
 	return open + kept + note + closing
 }
 
-// entryAt returns the text of the entry whose heading is at line.
-func entryAt(text string, line int) (string, bool) {
+// entriesByLine maps the line of each entry's heading to the entry's text.
+func entriesByLine(text string) map[int]string {
+	m := map[int]string{}
 	for _, e := range markdown.Parse([]byte(text)).Entries {
-		if e.Line == line {
-			return strings.TrimRight(text[e.Start:e.End], "\n"), true
-		}
+		m[e.Line] = strings.TrimRight(text[e.Start:e.End], "\n")
 	}
-	return "", false
+	return m
 }

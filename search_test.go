@@ -52,7 +52,8 @@ func TestSearch(t *testing.T) {
 		{name: "date range", query: "budget laptop login", opts: &memory.SearchOptions{Since: "2026-01-15", Until: "2026-02"},
 			want: []string{"episodes/2026-01.md:10", "episodes/2026-02.md:9"}},
 		{name: "empty query gives the latest", query: "", want: []string{"episodes/2026-02.md:9", "episodes/2026-02.md:5", "episodes/2026-01.md:10", "episodes/2026-01.md:5"}},
-		{name: "stopwords only give the latest", query: "the of", opts: &memory.SearchOptions{Limit: 2}, want: []string{"episodes/2026-02.md:9", "episodes/2026-02.md:5"}},
+		{name: "empty query with a limit", query: "  ", opts: &memory.SearchOptions{Limit: 2}, want: []string{"episodes/2026-02.md:9", "episodes/2026-02.md:5"}},
+		{name: "stopwords only find nothing", query: "the of", want: []string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,6 +85,14 @@ func TestSearchErrors(t *testing.T) {
 	require.ErrorIs(t, err, memory.ErrInvalidContent)
 	_, err = s.Search(ctx, strings.Repeat("x", 1001), nil)
 	require.ErrorIs(t, err, memory.ErrInvalidContent)
+	for _, d := range []string{"yesterday", "2026-13", "2026-02-30", "26-02"} {
+		_, err = s.Search(ctx, "x", &memory.SearchOptions{Since: d})
+		require.ErrorIs(t, err, memory.ErrInvalidContent, d)
+	}
+	for _, d := range []string{"2026", "2026-02", "2026-02-28"} {
+		_, err = s.Search(ctx, "x", &memory.SearchOptions{Until: d})
+		require.NoError(t, err, d)
+	}
 	hits, err := s.Search(ctx, "anything", nil)
 	require.NoError(t, err)
 	require.NotNil(t, hits)
@@ -134,9 +143,35 @@ func TestSearchIsFresh(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(dir, "facts", "user.md")))
 	require.Equal(t, []string{"episodes/2026-02.md:5"}, find("老王"))
 
-	// A file whose content is unchanged but whose time moved is read, not re-indexed.
-	require.NoError(t, os.Chtimes(filepath.Join(dir, "episodes", "2026-02.md"), time.Now(), time.Now()))
-	require.Equal(t, []string{"episodes/2026-02.md:5"}, find("老王"))
+	// An edit that keeps both size and modification time is still seen
+	// while the file is young: its content hash is checked.
+	writeFile(t, dir, "episodes/2026-04.md", "## Okapi sighting\n- Date: 2026-04-01\n")
+	p := filepath.Join(dir, "episodes", "2026-04.md")
+	st, err := os.Stat(p)
+	require.NoError(t, err)
+	require.Equal(t, []string{"episodes/2026-04.md:1"}, find("okapi"))
+	writeFile(t, dir, "episodes/2026-04.md", "## Tapir sighting\n- Date: 2026-04-01\n")
+	require.NoError(t, os.Chtimes(p, st.ModTime(), st.ModTime()))
+	require.Equal(t, []string{"episodes/2026-04.md:1"}, find("tapir"))
+	require.Empty(t, find("okapi"))
+}
+
+func TestSearchFactsAndDates(t *testing.T) {
+	s, dir := open(t, nil)
+	writeFile(t, dir, "facts/user.md", "# User\n\n> Summary: x\n\n- Likes: green tea\n\n## Work\n\n- Employer: Acme\n  - Team: platform walrus\n")
+	writeFile(t, dir, "episodes/2026-02.md", "# 2026-02 Episodes\n\n> Summary: x\n\n## Old\n- Date: 2026-02-01\n\n## Vague\n- Date: yesterday\n")
+	ctx := context.Background()
+	hits, err := s.Search(ctx, "tea", nil)
+	require.NoError(t, err)
+	require.Equal(t, "Likes: green tea", hits[0].Snippet, "a fact's span ends with the fact")
+	hits, err = s.Search(ctx, "walrus", nil)
+	require.NoError(t, err)
+	require.Len(t, hits, 1, "nested lines belong to their fact")
+	require.Equal(t, memory.SearchHit{Path: "facts/user.md", Line: 9, Title: "Employer: Acme", Snippet: "Team: platform walrus", Score: hits[0].Score}, hits[0])
+	hits, err = s.Search(ctx, "", nil)
+	require.NoError(t, err)
+	require.Len(t, hits, 1, "only YYYY-MM-DD dates an entry")
+	require.Equal(t, "Old", hits[0].Title)
 }
 
 func TestSearchConcurrentWithChanges(t *testing.T) {

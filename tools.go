@@ -88,13 +88,17 @@ func (ts *toolset) saw(path string, content []byte) {
 // check is the guard of memory_write and memory_patch: an existing file
 // must be the version the model last saw.
 func (ts *toolset) check(op string, t target, old []byte) error {
-	if old == nil {
-		return nil // nothing to overwrite
-	}
 	ts.mu.Lock()
+	defer ts.mu.Unlock()
 	v, ok := ts.seen[t.path]
-	ts.mu.Unlock()
 	switch {
+	case old == nil && ok && v != "":
+		// Deleted since it was read, by a person or another agent: say so
+		// once; a second call creates the file anew.
+		delete(ts.seen, t.path)
+		return modelErr(op, t.path, ErrConflict, "%s was deleted since you last read it; nothing was changed. If it should exist again, call memory_%s again", t.path, op)
+	case old == nil:
+		return nil // nothing to overwrite
 	case !ok:
 		return modelErr(op, t.path, ErrConflict, "%s already exists and was not read in this conversation; nothing was changed. Call memory_read first so nothing in it is lost, then memory_%s again", t.path, op)
 	case v != version(old):

@@ -54,11 +54,12 @@ type Entry struct {
 	Date    string // value of a "- Date: …" bullet in the entry, if any
 }
 
-// Item is a top-level list item; Text is its first line.
+// Item is a top-level list item: its lines, nested lists and wrapped lines
+// included, and the text of its first line.
 type Item struct {
-	Line  int // 1-based
-	Start int
-	Text  string
+	Span
+	Line int // 1-based
+	Text string
 }
 
 // Doc is the structure of one memory file.
@@ -110,7 +111,8 @@ func Parse(src []byte) *Doc {
 		case *ast.List:
 			for it := n.FirstChild(); it != nil; it = it.NextSibling() {
 				start := d.lineStart(it.Pos())
-				d.Items = append(d.Items, Item{Line: d.lineNo(start), Start: start, Text: d.firstLine(it)})
+				end := max(d.blockSpan(it).End, d.lineEnd(start))
+				d.Items = append(d.Items, Item{Span: Span{Start: start, End: end}, Line: d.lineNo(start), Text: d.firstLine(it)})
 			}
 		}
 	}

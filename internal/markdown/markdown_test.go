@@ -52,9 +52,9 @@ func TestParseFactFile(t *testing.T) {
 	require.Equal(t, "first second lazy line", d.Summary.Text)
 	require.Equal(t, "> Summary: first\n> second\nlazy line\n", src[d.Summary.Start:d.Summary.End])
 	require.Equal(t, []Item{
-		{Line: 7, Start: strings.Index(src, "- Name"), Text: "Name: 建军"},
-		{Line: 8, Start: strings.Index(src, "- Lang"), Text: "Language: Chinese"},
-		{Line: 11, Start: strings.Index(src, "1. "), Text: "ordered"},
+		{Line: 7, Span: Span{strings.Index(src, "- Name"), strings.Index(src, "- Lang")}, Text: "Name: 建军"},
+		{Line: 8, Span: Span{strings.Index(src, "- Lang"), strings.Index(src, "\n1. ")}, Text: "Language: Chinese"},
+		{Line: 11, Span: Span{strings.Index(src, "1. "), len(src)}, Text: "ordered"},
 	}, d.Items)
 	require.Equal(t, Span{Start: d.Summary.End, End: len(src)}, d.Body())
 }

@@ -15,10 +15,12 @@
 // reads the files it needs.
 //
 // The agent loop you already have registers [Store.Tools] (memory_list,
-// memory_read, memory_write, memory_patch, memory_append) in its own tool
-// registry: each [Tool] has a name, a description, a JSON Schema and
-// [Tool.Call]. The same operations are methods for Go code: [Store.List],
-// [Store.Read], [Store.Write], [Store.Patch], [Store.Append].
+// memory_search, memory_read, memory_write, memory_patch, memory_append) in
+// its own tool registry, one tool set per conversation: each [Tool] has a
+// name, a description, a JSON Schema and [Tool.Call]. The same operations
+// are methods for Go code: [Store.List], [Store.Search], [Store.Read],
+// [Store.Write], [Store.WriteIf], [Store.Patch], [Store.Append]. After a
+// task, a [Reflector] lets a model record what is worth keeping.
 //
 // # Safety
 //
@@ -37,5 +39,5 @@
 // error. The Store's methods report the same conditions as errors wrapping
 // the sentinels in this package ([ErrInvalidPath], [ErrBudgetExceeded], ...),
 // for [errors.Is]. Failures of the host (disk, cancelled context, closed
-// store) are Go errors from both.
+// store, another process holding the lock) are Go errors from both.
 package memory

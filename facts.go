@@ -21,7 +21,7 @@ import (
 func (s *Store) factSizes() ([]int, error) {
 	sizes := make([]int, len(s.opts.FactFiles))
 	for i, f := range s.opts.FactFiles {
-		fi, err := s.regular(factsDir + "/" + f.Name)
+		fi, err := s.regular(factPath(f.Name))
 		if err != nil {
 			return nil, err
 		}

@@ -72,6 +72,18 @@ func call(t testing.TB, s *memory.Store, name, args string) memory.ToolResult {
 	return r
 }
 
+// conversation returns a caller of one fresh tool set of s: a new
+// conversation, with its own record of what it has read.
+func conversation(t testing.TB, s *memory.Store) func(name, args string) memory.ToolResult {
+	tools := s.Tools()
+	return func(name, args string) memory.ToolResult {
+		t.Helper()
+		r, err := tool(t, tools, name).Call(context.Background(), json.RawMessage(args))
+		require.NoError(t, err)
+		return r
+	}
+}
+
 func mustJSON(t testing.TB, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)

@@ -342,25 +342,16 @@ func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 	}
 	defer end()
 
-	files := []FileInfo{}
-	for _, f := range s.opts.FactFiles {
-		info, ok, err := s.head(factsDir + "/" + f.Name)
-		if err != nil {
-			return nil, hostErr("list", "", err)
-		}
-		if ok {
-			files = append(files, info)
-		}
-	}
-	months, err := s.months()
+	paths, err := s.paths()
 	if err != nil {
 		return nil, hostErr("list", "", err)
 	}
-	for _, m := range months {
+	files := []FileInfo{}
+	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
 			return nil, hostErr("list", "", err)
 		}
-		info, ok, err := s.head(episodesDir + "/" + m + ".md")
+		info, ok, err := s.head(p)
 		if err != nil {
 			return nil, hostErr("list", "", err)
 		}
@@ -394,6 +385,24 @@ func (s *Store) months() ([]string, error) {
 	slices.Sort(months)
 	slices.Reverse(months)
 	return months, nil
+}
+
+// paths returns the paths the memory files may have: every configured fact
+// file, in order, then the month files there are, newest first. The fact
+// files need not exist.
+func (s *Store) paths() ([]string, error) {
+	months, err := s.months()
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, 0, len(s.opts.FactFiles)+len(months))
+	for _, f := range s.opts.FactFiles {
+		paths = append(paths, factPath(f.Name))
+	}
+	for _, m := range months {
+		paths = append(paths, episodesDir+"/"+m+".md")
+	}
+	return paths, nil
 }
 
 // regular stats the file at p. It returns nil, and no error, when p is

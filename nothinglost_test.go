@@ -246,12 +246,7 @@ func TestHandEditsAreNotOverwritten(t *testing.T) {
 	s, dir := open(t, nil)
 	ctx := context.Background()
 	require.NoError(t, s.Write(ctx, "facts/user.md", "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n"))
-	tools := s.Tools()
-	run := func(name, args string) memory.ToolResult {
-		r, err := tool(t, tools, name).Call(ctx, json.RawMessage(args))
-		require.NoError(t, err)
-		return r
-	}
+	run := conversation(t, s)
 	write := `{"path": "facts/user.md", "content": "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n- City: Hangzhou\n"}`
 	patch := `{"path": "facts/user.md", "patches": [{"oldText": "- Name: Zhang San\n", "newText": "- Name: Zhang San\n- City: Hangzhou\n"}]}`
 
@@ -293,10 +288,7 @@ func TestHandEditsAreNotOverwritten(t *testing.T) {
 	require.Contains(t, readFile(t, dir, "facts/memory.md"), "another agent's lesson")
 
 	// Two conversations: each has its own record.
-	other := s.Tools()
-	r2, err := tool(t, other, "memory_write").Call(ctx, json.RawMessage(write))
-	require.NoError(t, err)
-	require.True(t, r2.IsError)
+	require.True(t, conversation(t, s)("memory_write", write).IsError)
 }
 
 func TestWriteIf(t *testing.T) {
@@ -352,17 +344,25 @@ func TestReflectorFactsCountAsRead(t *testing.T) {
 	require.Contains(t, readFile(t, dir, "facts/user.md"), "(edited)")
 }
 
-func TestLockTimeout(t *testing.T) {
-	s, dir := open(t, &memory.Options{LockTimeout: 20 * time.Millisecond})
+// holdLock takes the lock file of the memory directory dir as another
+// process would, until the test ends or the caller unlocks it.
+func holdLock(t *testing.T, dir string) *os.File {
+	t.Helper()
 	held, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR, 0)
 	require.NoError(t, err)
-	defer held.Close()
+	t.Cleanup(func() { held.Close() })
 	ok, err := flock.TryLock(held)
 	require.NoError(t, err)
 	require.True(t, ok)
+	return held
+}
+
+func TestLockTimeout(t *testing.T) {
+	s, dir := open(t, &memory.Options{LockTimeout: 20 * time.Millisecond})
+	held := holdLock(t, dir)
 
 	ctx := context.Background()
-	err = s.Append(ctx, "episodes/2026-02.md", "## x", "")
+	err := s.Append(ctx, "episodes/2026-02.md", "## x", "")
 	require.ErrorIs(t, err, memory.ErrLocked)
 	require.Contains(t, err.Error(), "memory: append: memory directory is locked by another store (waited 20ms)")
 	_, err = tool(t, s.Tools(), "memory_append").Call(ctx, json.RawMessage(`{"path": "episodes/2026-02.md", "entry": "## x", "summary": null}`))
@@ -379,11 +379,7 @@ func TestLockTimeout(t *testing.T) {
 	s2, err := memory.Open(dir2, nil)
 	require.NoError(t, err)
 	defer s2.Close()
-	held2, err := os.OpenFile(filepath.Join(dir2, ".lock"), os.O_RDWR, 0)
-	require.NoError(t, err)
-	defer held2.Close()
-	_, err = flock.TryLock(held2)
-	require.NoError(t, err)
+	holdLock(t, dir2)
 	ctx2, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
 	defer cancel()
 	err = s2.Write(ctx2, "facts/user.md", "- x")
@@ -407,12 +403,7 @@ func TestLockFileReplaced(t *testing.T) {
 	require.NoError(t, err)
 	defer b.Close()
 
-	held, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR, 0)
-	require.NoError(t, err)
-	defer held.Close()
-	ok, err := flock.TryLock(held)
-	require.NoError(t, err)
-	require.True(t, ok)
+	held := holdLock(t, dir)
 	err = a.Append(ctx, "episodes/2026-02.md", "## two", "")
 	require.ErrorIs(t, err, memory.ErrLocked, "a follows the new lock file")
 	require.NoError(t, flock.Unlock(held))
@@ -423,12 +414,7 @@ func TestWriteAfterDelete(t *testing.T) {
 	s, dir := open(t, nil)
 	ctx := context.Background()
 	require.NoError(t, s.Write(ctx, "facts/user.md", "- Name: Zhang San"))
-	tools := s.Tools()
-	run := func(name, args string) memory.ToolResult {
-		r, err := tool(t, tools, name).Call(ctx, json.RawMessage(args))
-		require.NoError(t, err)
-		return r
-	}
+	run := conversation(t, s)
 	require.False(t, run("memory_read", `{"path": "facts/user.md"}`).IsError)
 	require.NoError(t, os.Remove(filepath.Join(dir, "facts", "user.md")))
 	write := `{"path": "facts/user.md", "content": "- Name: Zhang San\n- City: Hangzhou"}`
@@ -445,12 +431,7 @@ func TestWriteAfterDelete(t *testing.T) {
 // when its context ends, not when the other is done.
 func TestQueuedChangeHonoursItsContext(t *testing.T) {
 	s, dir := open(t, &memory.Options{LockTimeout: time.Hour})
-	held, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR, 0)
-	require.NoError(t, err)
-	defer held.Close()
-	ok, err := flock.TryLock(held)
-	require.NoError(t, err)
-	require.True(t, ok)
+	holdLock(t, dir)
 
 	first, cancelFirst := context.WithCancel(context.Background())
 	done := make(chan error)
@@ -461,7 +442,7 @@ func TestQueuedChangeHonoursItsContext(t *testing.T) {
 	}
 	second, cancelSecond := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancelSecond()
-	err = s.Append(second, "episodes/2026-02.md", "## second", "")
+	err := s.Append(second, "episodes/2026-02.md", "## second", "")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 
 	cancelFirst()

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 	"unicode/utf8"
 
@@ -545,6 +546,12 @@ No episodes recorded yet.
 {{- end}}
 `
 
+// reflectorTemplate is reflectorPrompt, parsed once. The template is a
+// constant of this file: a parse error is a bug the golden test catches.
+var reflectorTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("reflector").Parse(reflectorPrompt))
+})
+
 type promptFact struct {
 	Path, Purpose string
 	Exists        bool
@@ -584,7 +591,7 @@ func (r *Reflector) systemPrompt(ctx context.Context, ts *toolset) (string, erro
 	}
 	size := 0
 	for _, f := range s.opts.FactFiles {
-		pf := promptFact{Path: factsDir + "/" + f.Name, Purpose: strings.TrimSpace(f.Purpose)}
+		pf := promptFact{Path: factPath(f.Name), Purpose: strings.TrimSpace(f.Purpose)}
 		content, err := s.Read(ctx, pf.Path)
 		var me *modelError
 		switch {
@@ -609,10 +616,7 @@ func (r *Reflector) systemPrompt(ctx context.Context, ts *toolset) (string, erro
 		return "", err
 	}
 	var b strings.Builder
-	// The template is a constant of this file: a parse error is a bug the
-	// golden test catches.
-	tmpl := template.Must(template.New("reflector").Parse(reflectorPrompt))
-	if err := tmpl.Execute(&b, d); err != nil {
+	if err := reflectorTemplate().Execute(&b, d); err != nil {
 		return "", fmt.Errorf("memory: reflect: render prompt: %w", err)
 	}
 	return b.String(), nil

@@ -19,6 +19,9 @@ const (
 	episodesDir = "episodes"
 )
 
+// factPath is the path of the fact file named name: "facts/user.md".
+func factPath(name string) string { return factsDir + "/" + name }
+
 // target is a path that passed the grammar.
 type target struct {
 	path  string // canonical and slash-separated: "facts/user.md"

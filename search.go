@@ -172,16 +172,9 @@ func (s *Store) refresh(ctx context.Context) error {
 		x.files = map[string]*indexed{}
 		x.seed = maphash.MakeSeed()
 	}
-	paths := make([]string, 0, len(s.opts.FactFiles)+len(x.files))
-	for _, f := range s.opts.FactFiles {
-		paths = append(paths, factsDir+"/"+f.Name)
-	}
-	months, err := s.months()
+	paths, err := s.paths()
 	if err != nil {
 		return err
-	}
-	for _, m := range months {
-		paths = append(paths, episodesDir+"/"+m+".md")
 	}
 
 	present := make(map[string]bool, len(paths))
@@ -407,7 +400,7 @@ func (s *Store) Context(ctx context.Context, query string, budget int) (string, 
 	left := budget
 	factShare := budget / 2
 	for _, f := range s.opts.FactFiles {
-		p := factsDir + "/" + f.Name
+		p := factPath(f.Name)
 		text, err := s.Read(ctx, p)
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidPath) {
 			continue

@@ -113,7 +113,7 @@ const pathProperty = `"path": {"type": "string", "description": "A memory file: 
 func (s *Store) pathList() string {
 	var b strings.Builder
 	for _, f := range s.opts.FactFiles {
-		b.WriteString(factsDir + "/" + f.Name + ", ")
+		b.WriteString(factPath(f.Name) + ", ")
 	}
 	b.WriteString("or " + episodesDir + "/YYYY-MM.md for a month's episodes")
 	return b.String()
@@ -123,7 +123,7 @@ func (s *Store) pathList() string {
 func (s *Store) factList() string {
 	parts := make([]string, len(s.opts.FactFiles))
 	for i, f := range s.opts.FactFiles {
-		parts[i] = factsDir + "/" + f.Name
+		parts[i] = factPath(f.Name)
 		if f.Purpose != "" {
 			parts[i] += " (" + f.Purpose + ")"
 		}

@@ -34,8 +34,8 @@ coverage:
 # fails with "context deadline exceeded" and no reproducer. FUZZTIME=5m
 # make fuzz runs each target for a duration instead.
 fuzz:
-	$(GO) test -run='^$$' -fuzz='^FuzzResolve$$' -fuzztime=$(or $(FUZZTIME),90000x) .
-	$(GO) test -run='^$$' -fuzz='^FuzzSetHead$$' -fuzztime=$(or $(FUZZTIME),16000x) ./internal/markdown
+	$(GO) test -run='^$$' -fuzz='^FuzzResolve$$' -fuzztime=$(or $(FUZZTIME),100000x) .
+	$(GO) test -run='^$$' -fuzz='^FuzzSetHead$$' -fuzztime=$(or $(FUZZTIME),40000x) ./internal/markdown
 	$(GO) test -run='^$$' -fuzz='^FuzzTokenize$$' -fuzztime=$(or $(FUZZTIME),150000x) ./internal/search
 
 bench:

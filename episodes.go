@@ -3,6 +3,7 @@ package memory
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -19,10 +20,12 @@ const summaryArgMax = 200
 // The entry's leading and trailing blank lines are dropped; exactly one
 // blank line separates it from what the file held, and the file ends with
 // one newline. For a month file (episodes/YYYY-MM.md) the entry must be one
-// "## " section (a Setext heading counts) with no "# " title inside; when it
-// has no "- Date:" bullet, one with the store clock's date is added after the
-// heading (after a leading "- Summary:" bullet, when there is one). For a
-// fact file the entry is one or more lines with no heading.
+// "## " section (a Setext heading counts) with no "# " title inside, dated
+// inside its month: when it has no "- Date:" bullet, one with the store
+// clock's date is added after the heading (after a leading "- Summary:"
+// bullet, when there is one), and when that date is not in the file's month
+// the entry is refused, as is an entry whose own date is not. For a fact
+// file the entry is one or more lines with no heading.
 //
 // summary, when not empty, becomes the file's "> Summary:" line; it must be
 // one line of at most 200 characters. When empty, the summary is derived
@@ -52,7 +55,7 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 	}
 	body := markdown.TrimTrailingBlankLines(markdown.TrimLeadingBlankLines([]byte(entry)))
 	if len(body) == 0 {
-		return nil, modelErr(op, t.path, ErrInvalidContent, "the entry is empty; give the text to add")
+		return nil, modelErr(op, t.path, ErrInvalidContent, "the entry is empty", "; give the text to add")
 	}
 	ed := markdown.Parse(body)
 	if t.isFact() {
@@ -88,7 +91,7 @@ func (s *Store) appendTo(op string, t target, old, body []byte, summary string) 
 
 	d := markdown.Parse(out)
 	if !d.StartsBlock(at) || !t.isFact() && (len(d.Entries) == 0 || d.Entries[len(d.Entries)-1].Start != at) {
-		return nil, modelErr(op, t.path, ErrInvalidContent, "%s ends inside an unclosed block (such as a ``` code fence), so the entry would not stand on its own; memory_read the file and close the block with memory_patch, then append again", t.path)
+		return nil, modelErr(op, t.path, ErrInvalidContent, t.path+" ends inside an unclosed block (such as a ``` code fence), so the entry would not stand on its own", "; memory_read the file and close the block with memory_patch, then append again")
 	}
 	if summary == "" {
 		summary = s.deriveSummary(t, d)
@@ -100,13 +103,13 @@ func (s *Store) appendTo(op string, t target, old, body []byte, summary string) 
 func checkSummary(op, p, summary string) (string, error) {
 	switch {
 	case strings.ContainsAny(summary, "\r\n"):
-		return "", modelErr(op, p, ErrInvalidContent, "summary must be a single line; drop the line breaks")
+		return "", modelErr(op, p, ErrInvalidContent, "summary must be a single line", "; drop the line breaks")
 	case !utf8.ValidString(summary) || strings.ContainsFunc(summary, unicode.IsControl):
-		return "", modelErr(op, p, ErrInvalidContent, "summary contains a control character or is not UTF-8 text")
+		return "", modelErr(op, p, ErrInvalidContent, "summary contains a control character or is not UTF-8 text", "")
 	}
 	summary = strings.TrimSpace(summary)
 	if n := utf8.RuneCountInString(summary); n > summaryArgMax {
-		return "", modelErr(op, p, ErrInvalidContent, "summary is %d characters, over the limit of %d; aim for under 10 words", n, summaryArgMax)
+		return "", modelErr(op, p, ErrInvalidContent, fmt.Sprintf("summary is %d characters, over the limit of %d", n, summaryArgMax), "; aim for under 10 words")
 	}
 	return summary, nil
 }
@@ -116,20 +119,30 @@ func checkSummary(op, p, summary string) (string, error) {
 func (s *Store) episodeEntry(op string, t target, d *markdown.Doc) ([]byte, error) {
 	src := d.Src()
 	if len(d.Headings) == 0 || d.Headings[0].Start != 0 || d.Headings[0].Level != 2 {
-		return nil, modelErr(op, t.path, ErrInvalidContent, "an episode entry must start with a \"## \" heading that names the task, such as \"## Tokyo flight research\", followed by \"- Summary: …\" and other bullets")
+		return nil, modelErr(op, t.path, ErrInvalidContent, "an episode entry must start with a \"## \" heading", " that names the task, such as \"## Tokyo flight research\", followed by \"- Summary: …\" and other bullets")
 	}
 	if d.Level1() {
-		return nil, modelErr(op, t.path, ErrInvalidContent, "an episode entry may not contain a \"# \" title; the file's title is added for you. Start the entry with \"## \"")
+		return nil, modelErr(op, t.path, ErrInvalidContent, "an episode entry may not contain a \"# \" title", "; the file's title is added for you. Start the entry with \"## \"")
 	}
 	if n := len(d.Entries); n > 1 {
-		return nil, modelErr(op, t.path, ErrInvalidContent, "the entry has %d \"## \" headings; append one entry at a time", n)
+		return nil, modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("the entry has %d \"## \" headings", n), "; append one entry at a time")
 	}
 	e := d.Entries[0]
 	if e.Title == "" {
-		return nil, modelErr(op, t.path, ErrInvalidContent, "the entry's \"## \" heading is empty; name the task in it")
+		return nil, modelErr(op, t.path, ErrInvalidContent, "the entry's \"## \" heading is empty", "; name the task in it")
 	}
 	if e.Date != "" {
+		if !strings.HasPrefix(e.Date, t.month+"-") {
+			return nil, modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("the entry is dated %s, outside %s", e.Date, t.path),
+				fmt.Sprintf("; append it to episodes/%s.md, or correct its \"- Date:\" line", e.Date[:7]))
+		}
 		return src, nil
+	}
+	today := s.now().Format("2006-01-02")
+	if !strings.HasPrefix(today, t.month+"-") {
+		// The clock's date would put the entry outside its month.
+		return nil, modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("the entry has no \"- Date:\" line and today, %s, is outside %s", today, t.path),
+			fmt.Sprintf("; append it to episodes/%s.md, or give it a \"- Date: %s-DD\" line with the day it happened", today[:7], t.month))
 	}
 
 	at := d.Headings[0].End
@@ -144,7 +157,7 @@ func (s *Store) episodeEntry(op string, t target, d *markdown.Doc) ([]byte, erro
 	if at > 0 && src[at-1] != '\n' {
 		b.WriteByte('\n')
 	}
-	b.WriteString("- Date: " + s.now().Format("2006-01-02"))
+	b.WriteString("- Date: " + today)
 	if rest := src[at:]; len(rest) > 0 {
 		b.WriteByte('\n')
 		if _, ok := itemAt(d, at); !ok && !isBlankAt(src, at) {

@@ -77,7 +77,12 @@ func TestAppendEpisodes(t *testing.T) {
 			r := call(t, s, "memory_append", mustJSON(t, args))
 			require.False(t, r.IsError, r.Text)
 			require.Equal(t, tt.want, readFile(t, dir, "episodes/2026-02.md"))
-			require.JSONEq(t, mustJSON(t, map[string]any{"path": "episodes/2026-02.md", "size": len(tt.want)}), r.Text)
+			want := map[string]any{"path": "episodes/2026-02.md", "size": len(tt.want)}
+			if tt.existing == "" {
+				// The conversation made the file, so it knows it whole.
+				want["version"] = memory.Version(tt.want)
+			}
+			require.JSONEq(t, mustJSON(t, want), r.Text)
 		})
 	}
 }
@@ -87,7 +92,7 @@ func TestAppendFacts(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, s.Append(ctx, "facts/memory.md", "- Tavily returns stale prices; cross-check airline sites", ""))
 	require.NoError(t, s.Append(ctx, "facts/memory.md", "\n- User wants options before deciding\n- Prefers trains\n\n", ""))
-	require.Equal(t, "# Memory\n\n> Summary: Tavily returns stale prices; cross-check airline sites; User wants options before deciding\n\n"+
+	require.Equal(t, "# Memory\n\n> Summary: Tavily returns stale…; User wants options…; Prefers…\n\n"+
 		"- Tavily returns stale prices; cross-check airline sites\n\n- User wants options before deciding\n- Prefers trains\n",
 		readFile(t, dir, "facts/memory.md"))
 	require.NoError(t, s.Append(ctx, "facts/memory.md", "Plain prose is a fact too.", "lessons learned"))
@@ -130,7 +135,7 @@ func TestAppendKeepsAPersonsBlockquote(t *testing.T) {
 	s, dir := open(t, nil)
 	writeFile(t, dir, "facts/user.md", "# User\n\n> Summary: x\n>\n> Important: never call after 9pm\n\n- Name: A\n")
 	require.NoError(t, s.Append(context.Background(), "facts/user.md", "- Lang: zh", ""))
-	require.Equal(t, "# User\n\n> Summary: Name: A; Lang: zh\n>\n> Important: never call after 9pm\n\n- Name: A\n\n- Lang: zh\n", readFile(t, dir, "facts/user.md"))
+	require.Equal(t, "# User\n\n> Summary: Name; Lang\n>\n> Important: never call after 9pm\n\n- Name: A\n\n- Lang: zh\n", readFile(t, dir, "facts/user.md"))
 }
 
 func TestAppendNeverBecomesTheHead(t *testing.T) {
@@ -167,14 +172,34 @@ func TestDerivedSummaries(t *testing.T) {
 	require.Equal(t, strings.Join(titles[8:], ", "), d.Summary.Text, "the newest entries are named")
 
 	long := strings.Repeat("word ", 40)
-	require.NoError(t, s.Append(ctx, "episodes/2026-03.md", "## "+long, ""))
+	require.NoError(t, s.Append(ctx, "episodes/2026-03.md", "## "+long+"\n- Date: 2026-03-01", ""))
 	d = markdown.Parse([]byte(readFile(t, dir, "episodes/2026-03.md")))
 	require.Equal(t, 100, len([]rune(d.Summary.Text)))
 	require.True(t, strings.HasSuffix(d.Summary.Text, "…"))
 
 	require.NoError(t, s.Write(ctx, "facts/user.md", "- Name: Zhang San\n- Language: Chinese\n- Wife's birthday: March 15\n- Standup: Wed 10:00 with Lao Wang\n- Editor: vim\n"))
 	d = markdown.Parse([]byte(readFile(t, dir, "facts/user.md")))
-	require.Equal(t, "Name: Zhang San; Language: Chinese; Wife's birthday: March 15; Standup: Wed 10:00 with Lao Wang", d.Summary.Text, "the first facts that fit")
+	require.Equal(t, "Name; Language; Wife's birthday; Standup; Editor", d.Summary.Text, "the facts named by their labels")
+
+	// The summary never repeats a fact line, so the natural patch of a
+	// fact matches once.
+	_, err := s.Patch(ctx, "facts/user.md", []memory.Patch{{OldText: "Name: Zhang San", NewText: "Name: Li Si"}})
+	require.NoError(t, err)
+	require.NoError(t, s.Write(ctx, "facts/memory.md", "- Prefers trains\n- Tavily returns stale prices; cross-check airline sites\n- vim\n- Pet: cat\n- Pet: dog\n"))
+	d = markdown.Parse([]byte(readFile(t, dir, "facts/memory.md")))
+	require.Equal(t, "Prefers…; Tavily returns stale…; vim; Pet", d.Summary.Text, "first words, never all of them; labels once")
+	_, err = s.Patch(ctx, "facts/memory.md", []memory.Patch{{OldText: "Prefers trains", NewText: "Prefers planes"}})
+	require.NoError(t, err)
+
+	// Long labelled summaries keep the first facts that fit.
+	var many []string
+	for i := range 30 {
+		many = append(many, fmt.Sprintf("- Fact %02d: value", i))
+	}
+	require.NoError(t, s.Write(ctx, "facts/memory.md", strings.Join(many, "\n")))
+	d = markdown.Parse([]byte(readFile(t, dir, "facts/memory.md")))
+	require.True(t, strings.HasPrefix(d.Summary.Text, "Fact 00; Fact 01; "), d.Summary.Text)
+	require.LessOrEqual(t, len([]rune(d.Summary.Text)), 100)
 
 	require.NoError(t, s.Write(ctx, "facts/memory.md", "Just prose, no bullets.\n"))
 	d = markdown.Parse([]byte(readFile(t, dir, "facts/memory.md")))

@@ -1,8 +1,10 @@
 package memory
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinel errors returned, wrapped, by the methods of [Store]. Test for them
@@ -46,25 +48,52 @@ var (
 	ErrLocked = errors.New("memory directory is locked by another store")
 )
 
-// modelError is a mistake in a request that the model (or program) can fix.
-// Unwrap gives the sentinel; msg is the model-facing text: what was wrong and
-// what to do next, with no host paths or Go type names.
-type modelError struct {
-	op, path string
-	err      error
-	msg      string
+// Error is the error of a [Store] method for a request that the model, or
+// the program, can fix: a bad path, content or patch, a budget exceeded, a
+// conflict with a change made since the file was read. Host failures (the
+// disk, a cancelled context, a closed store) are never an *Error, so
+// errors.As tells the two apart:
+//
+//	var me *memory.Error
+//	if errors.As(err, &me) {
+//		// the request was wrong: me.Hint says what and how to fix it
+//	}
+//
+// The tools give the model Hint as the text of a [ToolResult] with IsError
+// set. Error() names the operation, the path, the sentinel and what was
+// wrong, but not the instructions meant for the model.
+type Error struct {
+	Op   string // the operation: "read", "write", "patch", "append", "search", ...
+	Path string // the path as given (quoted when it holds odd characters); "" when none
+	Err  error  // the sentinel: ErrInvalidPath, ErrNotFound, ErrConflict, ...
+	Hint string // the model-facing text: what was wrong and what to do next
+
+	what string // the part of Hint that says what was wrong, for Error
 }
 
-func (e *modelError) Error() string {
-	return fmt.Sprintf("memory: %s %s: %v: %s", e.op, e.path, e.err, e.msg)
+// Error returns "memory: OP PATH: SENTINEL: WHAT WAS WRONG".
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("memory: " + e.Op)
+	if e.Path != "" {
+		b.WriteString(" " + e.Path)
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	if what := cmp.Or(e.what, e.Hint); what != "" {
+		b.WriteString(": " + what)
+	}
+	return b.String()
 }
 
-func (e *modelError) Unwrap() error { return e.err }
+// Unwrap returns the sentinel, so errors.Is(err, ErrNotFound) works.
+func (e *Error) Unwrap() error { return e.Err }
 
-func modelErr(op, path string, sentinel error, format string, args ...any) error {
-	return &modelError{op: op, path: path, err: sentinel, msg: fmt.Sprintf(format, args...)}
+// modelErr makes an *Error. what says what was wrong; todo, appended to it
+// as it is (its own punctuation first), says what to do next and is shown
+// to the model only.
+func modelErr(op, path string, sentinel error, what, todo string) error {
+	return &Error{Op: op, Path: path, Err: sentinel, Hint: what + todo, what: what}
 }
-
 // hostErr wraps a failure of the host (disk, context, closed store).
 func hostErr(op, path string, err error) error {
 	if path == "" {

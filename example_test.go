@@ -35,7 +35,7 @@ func Example() {
 	index, _ := store.IndexMessage(ctx)
 	fmt.Print(index)
 	// Output:
-	// {"path":"facts/user.md","size":48} false <nil>
+	// {"path":"facts/user.md","size":48,"version":"e8beacd0c1b61001c12905eb"} false <nil>
 	// Available memory:
 	// - facts/user.md (48B): Zhang San
 	//

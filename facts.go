@@ -50,6 +50,15 @@ func (s *Store) checkBudget(op string, t target, oldSize, newSize int) error {
 	if after <= s.opts.FactsBudget {
 		return nil
 	}
+	what := fmt.Sprintf("facts/ would be %s bytes, over the %s-byte budget", thousands(after), thousands(s.opts.FactsBudget))
+	if newSize > s.opts.FactsBudget {
+		// Condensing what is there cannot make room: the change is too big.
+		if now > 0 {
+			what += fmt.Sprintf(" (%s alone would be %s bytes)", t.path, thousands(newSize))
+		}
+		return modelErr(op, t.path, ErrBudgetExceeded, what,
+			"; nothing was written. Make this change shorter: keep only the facts worth loading into every prompt, one short line each")
+	}
 	// Name the fact files that hold the most: they are the ones to condense.
 	order := make([]int, len(sizes))
 	for i := range order {
@@ -62,9 +71,9 @@ func (s *Store) checkBudget(op string, t target, oldSize, newSize int) error {
 			held = append(held, fmt.Sprintf("%s/%s has %s", factsDir, s.opts.FactFiles[i].Name, thousands(sizes[i])))
 		}
 	}
-	return modelErr(op, t.path, ErrBudgetExceeded,
-		"facts/ would be %s bytes, over the %s-byte budget (it is %s bytes now: %s); nothing was written. Condense the fact files first: memory_read one, then memory_write a shorter version that merges or drops outdated facts",
-		thousands(after), thousands(s.opts.FactsBudget), thousands(now), strings.Join(held, ", "))
+	what += fmt.Sprintf(" (it is %s bytes now: %s)", thousands(now), strings.Join(held, ", "))
+	return modelErr(op, t.path, ErrBudgetExceeded, what,
+		"; nothing was written. Condense the fact files first: memory_read one, then memory_write a shorter version that merges or drops outdated facts")
 }
 
 // title is the "# " heading the library gives a file that has none:
@@ -86,9 +95,11 @@ func (s *Store) title(t target) string {
 //   - a month file lists its entry titles in file order, separated by ", ";
 //     when they do not fit in summaryMax characters the oldest are left out,
 //     so the newest entries are always named;
-//   - a fact file lists its top-level bullets' first lines, separated by
-//     "; ", as many of the first ones as fit, since a person puts the
-//     defining facts first;
+//   - a fact file names its top-level bullets, separated by "; ", as many
+//     of the first ones as fit, since a person puts the defining facts
+//     first: a bullet's label, the words before a colon ("Name" for
+//     "- Name: Zhang San"), or its first words and "…" (at most three,
+//     never all of them), so that the summary never repeats a fact line;
 //
 // A single part too long to fit is cut with "…". A file with nothing to list
 // gets "no entries yet" (month) or "no facts yet" (facts).
@@ -106,11 +117,28 @@ func (s *Store) deriveSummary(t target, d *markdown.Doc) string {
 	}
 	facts := make([]string, 0, len(d.Items))
 	for _, it := range d.Items {
-		if it.Text != "" {
-			facts = append(facts, it.Text)
+		if l := factLabel(it.Text); l != "" && !slices.Contains(facts, l) {
+			facts = append(facts, l)
 		}
 	}
 	return joinFit(facts, "; ", false, "no facts yet")
+}
+
+// factLabel is how a derived summary names a fact: by its label, the words
+// before a colon ("Name" for "Name: Zhang San"), or else by its first words
+// and "…" ("Tavily returns stale…"). A summary line made of labels never
+// repeats a whole fact line, so a memory_patch of that line matches once.
+func factLabel(text string) string {
+	if label, _, ok := strings.Cut(text, ":"); ok {
+		if n := len(strings.Fields(label)); n >= 1 && n <= 3 {
+			return strings.TrimSpace(label)
+		}
+	}
+	words := strings.Fields(text)
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:min(3, len(words)-1)], " ") + "…"
 }
 
 // joinFit joins as many parts as fit in summaryMax characters, keeping the
@@ -152,7 +180,7 @@ func joinFit(parts []string, sep string, newest bool, empty string) string {
 // fact entry is one or more lines, usually "- " bullets.
 func checkFactEntry(op string, t target, d *markdown.Doc) error {
 	if len(d.Headings) > 0 {
-		return modelErr(op, t.path, ErrInvalidContent, "an entry for a fact file may not contain a heading; add facts as bullet lines such as \"- Language: prefers Chinese\"")
+		return modelErr(op, t.path, ErrInvalidContent, "an entry for a fact file may not contain a heading", "; add facts as bullet lines such as \"- Language: prefers Chinese\"")
 	}
 	return nil
 }

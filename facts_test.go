@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -24,7 +25,8 @@ func TestFactsBudget(t *testing.T) {
 	before := readFile(t, dir, "facts/user.md")
 	err := s.Write(ctx, "facts/user.md", head+strings.Repeat("u", 78)+"\n")
 	require.ErrorIs(t, err, memory.ErrBudgetExceeded)
-	require.Contains(t, err.Error(), "facts/ would be 201 bytes, over the 200-byte budget (it is 200 bytes now: facts/user.md has 100, facts/memory.md has 100); nothing was written. Condense the fact files first")
+	require.Equal(t, "memory: write facts/user.md: facts budget exceeded: facts/ would be 201 bytes, over the 200-byte budget (it is 200 bytes now: facts/user.md has 100, facts/memory.md has 100)", err.Error())
+	require.Contains(t, hint(t, err), "facts/ would be 201 bytes, over the 200-byte budget (it is 200 bytes now: facts/user.md has 100, facts/memory.md has 100); nothing was written. Condense the fact files first")
 	_, err = s.Patch(ctx, "facts/user.md", []memory.Patch{{OldText: "uuu", NewText: "uuuu"}})
 	require.ErrorIs(t, err, memory.ErrPatchFailed, "ambiguous first")
 	_, err = s.Patch(ctx, "facts/user.md", []memory.Patch{{OldText: "> Summary: s", NewText: "> Summary: st"}})
@@ -58,6 +60,27 @@ func TestBudgetToolText(t *testing.T) {
 	r = call(t, s, "memory_append", mustJSON(t, map[string]any{"path": "facts/memory.md", "entry": strings.Repeat("- another fact\n", 200), "summary": nil}))
 	require.True(t, r.IsError)
 	require.Regexp(t, `^facts/ would be 20,\d{3} bytes, over the 20,000-byte budget \(it is 17,\d{3} bytes now: facts/user\.md has 17,\d{3}\); nothing was written\. Condense the fact files first: memory_read one`, r.Text)
+}
+
+// TestBudgetEmptyFacts: a change too big on its own says so, rather than
+// advising to condense facts that do not exist.
+func TestBudgetEmptyFacts(t *testing.T) {
+	s, dir := open(t, &memory.Options{FactsBudget: 100})
+	ctx := context.Background()
+	err := s.Write(ctx, "facts/user.md", strings.Repeat("- fact\n", 30))
+	require.ErrorIs(t, err, memory.ErrBudgetExceeded)
+	h := hint(t, err)
+	require.NotContains(t, h, "now: )")
+	require.NotContains(t, h, "Condense the fact files first")
+	require.Contains(t, h, "over the 100-byte budget; nothing was written. Make this change shorter")
+
+	// Some facts exist, but this file alone is over the budget.
+	require.NoError(t, s.Write(ctx, "facts/memory.md", "# Memory\n\n> Summary: m\n\n- m\n"))
+	err = s.Append(ctx, "facts/user.md", strings.Repeat("- fact\n", 30), "")
+	require.ErrorIs(t, err, memory.ErrBudgetExceeded)
+	require.Contains(t, hint(t, err), "(facts/user.md alone would be ")
+	require.Contains(t, hint(t, err), "Make this change shorter")
+	require.NoFileExists(t, filepath.Join(dir, "facts", "user.md"))
 }
 
 func TestFactTitles(t *testing.T) {

@@ -90,3 +90,12 @@ func mustJSON(t testing.TB, v any) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// hint returns the model-facing text of a *memory.Error, requiring err to
+// be one.
+func hint(t testing.TB, err error) string {
+	t.Helper()
+	var me *memory.Error
+	require.ErrorAs(t, err, &me)
+	return me.Hint
+}

@@ -28,6 +28,7 @@ const (
 	DefaultFactsBudget = 15360 // bytes over all fact files
 	DefaultIndexBudget = 2000  // characters of IndexMessage
 	DefaultLockTimeout = 10 * time.Second
+	DefaultMaxSessions = 1000 // conversations Store.Session keeps
 )
 
 // lockName is the lock file in the root, the one file the library keeps
@@ -68,6 +69,12 @@ type Options struct {
 	// LockTimeout bounds how long a change waits for another process that
 	// holds the directory's lock. 0 means DefaultLockTimeout (10s).
 	LockTimeout time.Duration
+
+	// MaxSessions bounds the conversations [Store.Session] keeps by id: when
+	// a new one would make more, the one used least recently is forgotten.
+	// Each costs a few hundred bytes and a line per file it has seen.
+	// 0 means DefaultMaxSessions (1000).
+	MaxSessions int
 }
 
 // FactFile is one file of the closed set under facts/.
@@ -117,6 +124,9 @@ type Store struct {
 
 	search index // the keyword index, brought up to date before each search
 
+	tools    []Tool   // the tool definitions, made once; a Session binds them
+	sessions sessions // the conversations named by the host
+
 	life   sync.RWMutex // held for reading by each operation, for writing by Close
 	closed bool
 }
@@ -143,6 +153,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 		return nil, hostErr("open", "", err)
 	}
 	s := &Store{root: root, opts: o, turn: make(chan struct{}, 1)}
+	s.tools = s.makeTools()
 	if err := s.init(); err != nil {
 		if s.lock != nil {
 			s.lock.Close()
@@ -258,8 +269,11 @@ func (o *Options) fill() error {
 		}
 		seen[f.Name] = true
 	}
-	if o.FactsBudget < 0 || o.IndexBudget < 0 || o.LockTimeout < 0 {
-		return errors.New("memory: open: FactsBudget, IndexBudget and LockTimeout may not be negative")
+	if o.FactsBudget < 0 || o.IndexBudget < 0 || o.LockTimeout < 0 || o.MaxSessions < 0 {
+		return errors.New("memory: open: FactsBudget, IndexBudget, LockTimeout and MaxSessions may not be negative")
+	}
+	if o.MaxSessions == 0 {
+		o.MaxSessions = DefaultMaxSessions
 	}
 	if o.LockTimeout == 0 {
 		o.LockTimeout = DefaultLockTimeout
@@ -470,7 +484,7 @@ func (s *Store) Read(ctx context.Context, path string) (string, error) {
 		return "", err
 	}
 	if b == nil {
-		return "", modelErr("read", t.path, ErrNotFound, "%s does not exist yet; call memory_list to see the files there are", t.path)
+		return "", modelErr("read", t.path, ErrNotFound, t.path+" does not exist yet", "; call memory_list to see the files there are")
 	}
 	return string(b), nil
 }
@@ -495,7 +509,7 @@ func (s *Store) readFile(op string, t target) ([]byte, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
 	case s.escaped(t, err):
-		return nil, modelErr(op, t.path, ErrInvalidPath, "%s is a symbolic link that leads outside the memory directory; it cannot be used", t.path)
+		return nil, modelErr(op, t.path, ErrInvalidPath, t.path+" is a symbolic link that leads outside the memory directory", "; it cannot be used")
 	default:
 		return nil, hostErr(op, t.path, err)
 	}
@@ -537,7 +551,7 @@ func version(b []byte) string {
 func (s *Store) WriteIf(ctx context.Context, path, content, want string) error {
 	_, err := s.write(ctx, path, content, func(op string, t target, old []byte) error {
 		if v := version(old); v != want {
-			return modelErr(op, t.path, ErrConflict, "%s is at version %q, not %q: it changed since it was read; nothing was written", t.path, v, want)
+			return modelErr(op, t.path, ErrConflict, fmt.Sprintf("%s is at version %q, not %q: it changed since it was read", t.path, v, want), "; nothing was written")
 		}
 		return nil
 	})
@@ -603,7 +617,7 @@ func (s *Store) patch(ctx context.Context, p string, patches []Patch, check guar
 	}
 	defer end()
 	if len(patches) == 0 {
-		return nil, modelErr(op, t.path, ErrInvalidContent, "patches is empty; give at least one {oldText, newText} pair")
+		return nil, modelErr(op, t.path, ErrInvalidContent, "patches is empty", "; give at least one {oldText, newText} pair")
 	}
 	for i, pt := range patches {
 		if err := checkText(op, t.path, fmt.Sprintf("patch %d of %d: newText", i+1, len(patches)), pt.NewText); err != nil {
@@ -612,7 +626,7 @@ func (s *Store) patch(ctx context.Context, p string, patches []Patch, check guar
 	}
 	return s.update(ctx, op, t, check, func(old []byte) ([]byte, error) {
 		if old == nil {
-			return nil, modelErr(op, t.path, ErrNotFound, "%s does not exist; create it with memory_write or memory_append", t.path)
+			return nil, modelErr(op, t.path, ErrNotFound, t.path+" does not exist", "; create it with memory_write or memory_append")
 		}
 		return applyPatches(op, t, string(old), patches)
 	})
@@ -623,15 +637,15 @@ func applyPatches(op string, t target, text string, patches []Patch) ([]byte, er
 	for i, pt := range patches {
 		which := fmt.Sprintf("patch %d of %d", i+1, len(patches))
 		if pt.OldText == "" {
-			return nil, modelErr(op, t.path, ErrPatchFailed, "%s: oldText is empty; copy the exact text to replace from memory_read. Nothing was changed", which)
+			return nil, modelErr(op, t.path, ErrPatchFailed, which+": oldText is empty", "; copy the exact text to replace from memory_read. Nothing was changed")
 		}
 		switch n := countOverlapping(text, pt.OldText); n {
 		case 1:
 			text = strings.Replace(text, pt.OldText, pt.NewText, 1)
 		case 0:
-			return nil, modelErr(op, t.path, ErrPatchFailed, "%s: oldText was not found in %s%s; call memory_read and copy the text exactly. Nothing was changed", which, t.path, afterEarlier(i))
+			return nil, modelErr(op, t.path, ErrPatchFailed, which+": oldText was not found in "+t.path+afterEarlier(i), "; call memory_read and copy the text exactly. Nothing was changed")
 		default:
-			return nil, modelErr(op, t.path, ErrPatchFailed, "%s: oldText was found %d times in %s%s; include more of the surrounding text so it matches once. Nothing was changed", which, n, t.path, afterEarlier(i))
+			return nil, modelErr(op, t.path, ErrPatchFailed, fmt.Sprintf("%s: oldText was found %d times in %s%s", which, n, t.path, afterEarlier(i)), "; include more of the surrounding text so it matches once. Nothing was changed")
 		}
 	}
 	if err := checkText(op, t.path, "the patched file", text); err != nil {
@@ -666,11 +680,11 @@ func countOverlapping(s, sub string) int {
 func checkText(op, p, what, text string) error {
 	switch {
 	case !utf8.ValidString(text):
-		return modelErr(op, p, ErrInvalidContent, "%s is not valid UTF-8 text", what)
+		return modelErr(op, p, ErrInvalidContent, what+" is not valid UTF-8 text", "")
 	case strings.IndexByte(text, 0) >= 0:
-		return modelErr(op, p, ErrInvalidContent, "%s contains a NUL byte; memory files are plain text", what)
+		return modelErr(op, p, ErrInvalidContent, what+" contains a NUL byte", "; memory files are plain text")
 	case len(text) > maxFileSize:
-		return modelErr(op, p, ErrInvalidContent, "%s is %s bytes, over the %s-byte limit for one memory file; keep memory condensed", what, thousands(len(text)), thousands(maxFileSize))
+		return modelErr(op, p, ErrInvalidContent, fmt.Sprintf("%s is %s bytes, over the %s-byte limit for one memory file", what, thousands(len(text)), thousands(maxFileSize)), "; keep memory condensed")
 	}
 	return nil
 }
@@ -717,7 +731,7 @@ func (s *Store) update(ctx context.Context, op string, t target, check guard, ed
 // exist).
 func (s *Store) commit(ctx context.Context, op string, t target, old, data []byte) error {
 	if len(data) > maxFileSize {
-		return modelErr(op, t.path, ErrInvalidContent, "%s would be %s bytes, over the %s-byte limit for one memory file; start a new file or condense this one", t.path, thousands(len(data)), thousands(maxFileSize))
+		return modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("%s would be %s bytes, over the %s-byte limit for one memory file", t.path, thousands(len(data)), thousands(maxFileSize)), "; start a new file or condense this one")
 	}
 	if t.isFact() {
 		if err := s.checkBudget(op, t, len(old), len(data)); err != nil {

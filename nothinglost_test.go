@@ -305,7 +305,8 @@ func TestWriteIf(t *testing.T) {
 	writeFile(t, dir, "facts/user.md", text+"- by hand\n")
 	err = s.WriteIf(ctx, "facts/user.md", "- b", v)
 	require.ErrorIs(t, err, memory.ErrConflict)
-	require.Contains(t, err.Error(), "changed since it was read; nothing was written")
+	require.Contains(t, err.Error(), "changed since it was read")
+	require.Contains(t, hint(t, err), "changed since it was read; nothing was written")
 	require.Contains(t, readFile(t, dir, "facts/user.md"), "- by hand")
 
 	text, _ = s.Read(ctx, "facts/user.md")

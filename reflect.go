@@ -240,14 +240,14 @@ func (r *Reflector) Reflect(ctx context.Context, t Task) (Reflection, error) {
 	// The facts in the system prompt count as read by the reflection tools,
 	// so the model can patch them without reading them again; a person's
 	// edit made while the model runs is still never overwritten.
-	ts := r.store.newToolset()
-	system, err := r.systemPrompt(ctx, ts)
+	conv := r.store.NewSession()
+	system, err := r.systemPrompt(ctx, conv)
 	if err != nil {
 		return ref, err
 	}
 	msgs := r.conversation(system, t)
 
-	tools := ts.reflectionTools()
+	tools := conv.ReflectionTools()
 	byName := make(map[string]Tool, len(tools))
 	names := make([]string, len(tools))
 	for i, tl := range tools {
@@ -290,11 +290,7 @@ func (r *Reflector) Reflect(ctx context.Context, t Task) (Reflection, error) {
 			if p, ok := changedPath(c, res); ok {
 				changed[p] = true
 			}
-			text := res.Text
-			if res.IsError {
-				text = "Error: " + text
-			}
-			msgs = append(msgs, Message{Role: roleTool, Content: text, ToolCallID: c.ID})
+			msgs = append(msgs, Message{Role: roleTool, Content: res.Content(), ToolCallID: c.ID})
 		}
 	}
 	ref.Assessment = fmt.Sprintf("Reflection stopped: the model was still calling tools after %d rounds (MaxRounds); the calls of the last round were run.", ref.Rounds)
@@ -317,8 +313,7 @@ func run(ctx context.Context, byName map[string]Tool, names []string, ids map[st
 	}
 	tl, ok := byName[c.Name]
 	if !ok {
-		return ToolResult{IsError: true, Text: fmt.Sprintf(
-			"there is no tool named %q here; the tools are %s", cut(c.Name, 100), strings.Join(names, ", "))}, nil
+		return unknownTool(c.Name, names), nil
 	}
 	return tl.Call(ctx, c.Arguments)
 }
@@ -570,7 +565,7 @@ type promptData struct {
 
 // systemPrompt renders reflectorPrompt from the store's files as they are
 // now.
-func (r *Reflector) systemPrompt(ctx context.Context, ts *toolset) (string, error) {
+func (r *Reflector) systemPrompt(ctx context.Context, c *Session) (string, error) {
 	s := r.store
 	p := r.opts.Persona
 	now := s.now()
@@ -593,10 +588,10 @@ func (r *Reflector) systemPrompt(ctx context.Context, ts *toolset) (string, erro
 	for _, f := range s.opts.FactFiles {
 		pf := promptFact{Path: factPath(f.Name), Purpose: strings.TrimSpace(f.Purpose)}
 		content, err := s.Read(ctx, pf.Path)
-		var me *modelError
+		var me *Error
 		switch {
 		case err == nil:
-			ts.saw(pf.Path, []byte(content))
+			c.saw(pf.Path, []byte(content))
 			pf.Exists, pf.Content = true, content
 			if !strings.HasSuffix(content, "\n") {
 				pf.Content += "\n"
@@ -605,7 +600,7 @@ func (r *Reflector) systemPrompt(ctx context.Context, ts *toolset) (string, erro
 		case errors.Is(err, ErrNotFound):
 			pf.Note = "does not exist yet."
 		case errors.As(err, &me):
-			pf.Note = "cannot be read: " + me.msg + "."
+			pf.Note = "cannot be read: " + me.Hint + "."
 		default:
 			return "", err
 		}
@@ -650,7 +645,7 @@ func (r *Reflector) episodeIndex(ctx context.Context, files []FileInfo) ([]strin
 	size := 0
 	for i, m := range months {
 		content, err := r.store.Read(ctx, m)
-		var me *modelError
+		var me *Error
 		switch {
 		case errors.As(err, &me):
 			// Gone or turned into a bad link since List: nothing to index.

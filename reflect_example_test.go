@@ -64,7 +64,7 @@ func ExampleReflector_Reflect() {
 	// changed: [facts/user.md]
 	// # User
 	//
-	// > Summary: Name: Zhang San
+	// > Summary: Name
 	//
 	// - Name: Zhang San
 }

@@ -264,13 +264,15 @@ func TestReflectFullRun(t *testing.T) {
 	results := toolMessages(llm.reqs[1])
 	require.Len(t, results, 2)
 	require.Equal(t, "c1", results[0].ToolCallID)
-	require.JSONEq(t, fmt.Sprintf(`{"path":"facts/user.md","size":%d,"appliedCount":1}`, len(readMem(t, s, "facts/user.md"))), results[0].Content)
+	user := readMem(t, s, "facts/user.md")
+	require.JSONEq(t, fmt.Sprintf(`{"path":"facts/user.md","size":%d,"appliedCount":1,"version":%q}`, len(user), memory.Version(user)), results[0].Content)
 	require.Equal(t, "c2", results[1].ToolCallID)
 	require.Contains(t, results[1].Content, `"path":"episodes/2026-02.md"`)
 
 	results = toolMessages(llm.reqs[2])
 	require.Len(t, results, 1)
-	require.Equal(t, memory.Message{Role: "tool", ToolCallID: "c3", Content: readMem(t, s, "facts/user.md")}, results[0])
+	user = readMem(t, s, "facts/user.md")
+	require.Equal(t, memory.Message{Role: "tool", ToolCallID: "c3", Content: "version: " + memory.Version(user) + "\n\n" + user}, results[0])
 }
 
 // snapshot returns every file under dir with its content.
@@ -348,7 +350,8 @@ func TestReflectModelErrorsFedBack(t *testing.T) {
 			require.Contains(t, m.Content, want, "result %d", i)
 		} else {
 			require.False(t, strings.HasPrefix(m.Content, "Error: "), "result %d: %s", i, m.Content)
-			require.Equal(t, readMem(t, s, "facts/user.md"), m.Content, "calls without an ID are run")
+			user := readMem(t, s, "facts/user.md")
+			require.Equal(t, "version: "+memory.Version(user)+"\n\n"+user, m.Content, "calls without an ID are run")
 		}
 	}
 	require.Less(t, len(results[10].Content), 250, "a long tool name is cut")
@@ -750,7 +753,7 @@ func TestReflectorEpisodeIndexCutAtAMonth(t *testing.T) {
 		fmt.Fprintf(&b, "\n## %s\n- Summary: %s\n", strings.Repeat("t", 90), strings.Repeat(string(rune('a'+i)), 150))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "episodes", "2026-02.md"), []byte(b.String()), 0o644))
-	require.NoError(t, s.Append(context.Background(), "episodes/2026-01.md", "## Older\n- Summary: old", ""))
+	require.NoError(t, s.Append(context.Background(), "episodes/2026-01.md", "## Older\n- Summary: old\n- Date: 2026-01-31", ""))
 
 	llm := script(t, reply("nothing"))
 	_, err := memory.NewReflector(s, llm, nil).Reflect(context.Background(), memory.Task{})

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"fmt"
 	"io/fs"
 	"path"
 	"strconv"
@@ -36,7 +37,7 @@ func (t target) isFact() bool { return t.fact >= 0 }
 func (s *Store) resolve(op, p string) (target, error) {
 	shown := quoteIfOdd(p)
 	bad := func(format string, args ...any) (target, error) {
-		return target{}, modelErr(op, shown, ErrInvalidPath, format+"; "+s.validPaths(), args...)
+		return target{}, modelErr(op, shown, ErrInvalidPath, fmt.Sprintf(format, args...), "; "+s.validPaths())
 	}
 	switch {
 	case p == "":

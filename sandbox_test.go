@@ -62,7 +62,9 @@ func TestResolve(t *testing.T) {
 			_, err := memory.Resolve(s, tt.path)
 			require.ErrorIs(t, err, memory.ErrInvalidPath)
 			require.Contains(t, err.Error(), tt.why)
-			require.Contains(t, err.Error(), "valid paths are facts/user.md, facts/memory.md, or episodes/YYYY-MM.md for a month's episodes (such as episodes/2026-02.md)")
+			require.Contains(t, hint(t, err), tt.why)
+			require.NotContains(t, err.Error(), "valid paths are", "instructions for the model stay out of the Go error")
+			require.Contains(t, hint(t, err), "valid paths are facts/user.md, facts/memory.md, or episodes/YYYY-MM.md for a month's episodes (such as episodes/2026-02.md)")
 		})
 	}
 }
@@ -73,7 +75,7 @@ func TestResolveCustomFactFiles(t *testing.T) {
 	require.NoError(t, err)
 	_, err = memory.Resolve(s, "facts/user.md")
 	require.ErrorIs(t, err, memory.ErrInvalidPath)
-	require.Contains(t, err.Error(), "facts/persona.md, facts/lessons_learned.md")
+	require.Contains(t, hint(t, err), "facts/persona.md, facts/lessons_learned.md")
 }
 
 func TestSymlinkOutOfRoot(t *testing.T) {

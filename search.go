@@ -131,16 +131,16 @@ func (s *Store) Search(ctx context.Context, query string, opts *SearchOptions) (
 	}
 	switch {
 	case o.Limit < 0:
-		return nil, modelErr(op, "", ErrInvalidContent, "limit may not be negative")
+		return nil, modelErr(op, "", ErrInvalidContent, "limit may not be negative", "")
 	case o.Limit == 0:
 		o.Limit = DefaultSearchLimit
 	}
 	if n := utf8.RuneCountInString(query); n > 1000 {
-		return nil, modelErr(op, "", ErrInvalidContent, "the query is %d characters; use a few keywords", n)
+		return nil, modelErr(op, "", ErrInvalidContent, fmt.Sprintf("the query is %d characters", n), "; use a few keywords")
 	}
 	for _, d := range []string{o.Since, o.Until} {
 		if d != "" && !validDateBound(d) {
-			return nil, modelErr(op, "", ErrInvalidContent, "the date %q is not YYYY, YYYY-MM or YYYY-MM-DD", d)
+			return nil, modelErr(op, "", ErrInvalidContent, fmt.Sprintf("the date %q is not YYYY, YYYY-MM or YYYY-MM-DD", d), "")
 		}
 	}
 
@@ -394,7 +394,7 @@ func snippet(text string, terms []string, fact bool) string {
 // [ErrInvalidContent] for a budget under 200.
 func (s *Store) Context(ctx context.Context, query string, budget int) (string, error) {
 	if budget < 200 {
-		return "", modelErr("context", "", ErrInvalidContent, "budget is %d characters; give at least 200", budget)
+		return "", modelErr("context", "", ErrInvalidContent, fmt.Sprintf("budget is %d characters", budget), "; give at least 200")
 	}
 	var b strings.Builder
 	left := budget

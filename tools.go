@@ -10,18 +10,23 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
 // Tool is one memory tool, ready to register in an agent's tool registry:
 // a name, a model-facing description that says when to use it, a JSON
 // Schema for its arguments, and [Tool.Call] to run it.
+//
+// A Tool belongs to the conversation ([Session]) it came from. A registry
+// built once for many conversations registers the name, description and
+// schema once and runs each call with [Session.Call] on the conversation
+// the call belongs to.
 type Tool struct {
 	Name        string          // e.g. "memory_read"
 	Description string          // model-facing; says what the tool does and when to use it
 	InputSchema json.RawMessage // JSON Schema of the arguments: type object, every property required, no others
 
+	def  *toolDef
 	call func(ctx context.Context, args json.RawMessage) (ToolResult, error)
 }
 
@@ -31,11 +36,22 @@ type ToolResult struct {
 	IsError bool   // the model made a mistake it can fix; Text says what and how
 }
 
+// Content returns the text of the tool message that answers the call, for
+// chat APIs whose tool messages have no error flag: Text, prefixed with
+// "Error: " when IsError is set. The reflector answers its model this way.
+func (r ToolResult) Content() string {
+	if r.IsError {
+		return "Error: " + r.Text
+	}
+	return r.Text
+}
+
 // Call runs the tool with the model's JSON arguments. Empty or null args
 // count as {}. A mistake the model can fix (invalid JSON, an unknown or
-// missing argument, a bad path, a budget exceeded, patch text not found)
-// returns a ToolResult with IsError set and a nil error. A failure of the
-// host (disk, cancelled context, closed store) returns a non-nil error.
+// missing argument, a bad path, a budget exceeded, patch text not found, a
+// file changed since it was read) returns a ToolResult with IsError set
+// and a nil error. A failure of the host (disk, cancelled context, closed
+// store) returns a non-nil error.
 func (t Tool) Call(ctx context.Context, args json.RawMessage) (ToolResult, error) {
 	if t.call == nil {
 		return ToolResult{}, fmt.Errorf("memory: tool %q was not made by a Store", t.Name)
@@ -43,71 +59,89 @@ func (t Tool) Call(ctx context.Context, args json.RawMessage) (ToolResult, error
 	return t.call(ctx, args)
 }
 
-// Tools returns the agent's memory tools: memory_list, memory_search,
-// memory_read, memory_write, memory_patch and memory_append. Their descriptions name the
-// configured fact files and budget.
-//
-// The tools of one call share a record of the version of each file they
-// have read or written, so that a change made on disk since (a person's
-// edit, another agent) is never overwritten unseen: memory_write and
-// memory_patch refuse to change an existing file that this tool set has not
-// read, or that changed since it last read or wrote it, and tell the model
-// to read it again. memory_append needs no read: it never rewrites what is
-// there. Call Tools once per conversation (task), and again for the next.
-func (s *Store) Tools() []Tool {
-	ts := s.newToolset()
-	return []Tool{ts.listTool(), ts.searchTool(), ts.readTool(), ts.writeTool(), ts.patchTool(), ts.appendTool()}
-}
-
-// ReflectionTools returns the tools the post-task reflector uses:
-// memory_read, memory_write, memory_patch and memory_append, with a record
-// of their own, as [Store.Tools] describes.
-func (s *Store) ReflectionTools() []Tool { return s.newToolset().reflectionTools() }
-
-// toolset is one conversation's view of the store: the version of each file
-// as the model last read or wrote it.
-type toolset struct {
-	s    *Store
-	mu   sync.Mutex
-	seen map[string]string // path → version
-}
-
-func (s *Store) newToolset() *toolset { return &toolset{s: s, seen: map[string]string{}} }
-
-func (ts *toolset) reflectionTools() []Tool {
-	return []Tool{ts.readTool(), ts.writeTool(), ts.patchTool(), ts.appendTool()}
-}
-
-// saw records that the model has seen path with this content.
-func (ts *toolset) saw(path string, content []byte) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	ts.seen[path] = version(content)
-}
-
-// check is the guard of memory_write and memory_patch: an existing file
-// must be the version the model last saw.
-func (ts *toolset) check(op string, t target, old []byte) error {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	v, ok := ts.seen[t.path]
-	switch {
-	case old == nil && ok && v != "":
-		// Deleted since it was read, by a person or another agent: say so
-		// once; a second call creates the file anew.
-		delete(ts.seen, t.path)
-		return modelErr(op, t.path, ErrConflict, "%s was deleted since you last read it; nothing was changed. If it should exist again, call memory_%s again", t.path, op)
-	case old == nil:
-		return nil // nothing to overwrite
-	case !ok:
-		return modelErr(op, t.path, ErrConflict, "%s already exists and was not read in this conversation; nothing was changed. Call memory_read first so nothing in it is lost, then memory_%s again", t.path, op)
-	case v != version(old):
-		return modelErr(op, t.path, ErrConflict, "%s changed since you last read it (edited by a person or another agent); nothing was changed. Call memory_read to see the current text, then redo the change on it", t.path)
+// SchemaMap returns InputSchema decoded into a map, for SDKs that take the
+// schema as a map[string]any. Each call returns a new map.
+func (t Tool) SchemaMap() map[string]any {
+	var m map[string]any
+	if err := json.Unmarshal(t.InputSchema, &m); err != nil {
+		return nil
 	}
-	return nil
+	return m
 }
 
-const pathProperty = `"path": {"type": "string", "description": "A memory file: %s."}`
+// Tools returns the memory tools of a new conversation:
+// NewSession().Tools(). See [Session] for what the conversation guards.
+// Call Tools once per conversation (task), and again for the next; a
+// registry that builds its tools once uses [Store.Session] and
+// [Session.Call] instead.
+func (s *Store) Tools() []Tool { return s.NewSession().Tools() }
+
+// ReflectionTools returns the tools the post-task reflector uses, in a new
+// conversation: NewSession().ReflectionTools().
+func (s *Store) ReflectionTools() []Tool { return s.NewSession().ReflectionTools() }
+
+// A tool is defined once, typed: a toolDef names it, describes it, and
+// holds the type of its arguments, from which both its JSON Schema and the
+// decoding of a call's arguments are made, and its handler. An argument
+// struct's fields are the schema's properties, all required: a string or
+// int field must be given, a pointer field may be null (or left out), a
+// slice of structs is an array of objects. The desc tag is the property's
+// description ("{paths}" in it names the store's valid paths), and the hint
+// tag, if any, is added to the error for a missing value.
+type toolDef struct {
+	name     string
+	describe func(s *Store) string
+	args     reflect.Type // a struct type
+	run      func(ctx context.Context, c *Session, args any) (ToolResult, error)
+}
+
+// define makes the toolDef of a tool whose arguments are an A.
+func define[A any](name string, describe func(*Store) string, run func(ctx context.Context, c *Session, a *A) (ToolResult, error)) toolDef {
+	return toolDef{
+		name:     name,
+		describe: describe,
+		args:     reflect.TypeFor[A](),
+		run: func(ctx context.Context, c *Session, a any) (ToolResult, error) {
+			return run(ctx, c, a.(*A))
+		},
+	}
+}
+
+// call decodes the arguments and runs the tool in conversation c.
+func (d *toolDef) call(ctx context.Context, c *Session, raw json.RawMessage) (ToolResult, error) {
+	a := reflect.New(d.args)
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	if msg := decodeObject(raw, a.Elem(), ""); msg != "" {
+		return ToolResult{Text: msg, IsError: true}, nil
+	}
+	return d.run(ctx, c, a.Interface())
+}
+
+// toolDefs are the memory tools, in the order Tools returns them; the last
+// four are the reflection tools.
+var toolDefs = []*toolDef{
+	ptr(define("memory_list", describeList, runList)),
+	ptr(define("memory_search", describeSearch, runSearch)),
+	ptr(define("memory_read", describeRead, runRead)),
+	ptr(define("memory_write", describeWrite, runWrite)),
+	ptr(define("memory_patch", describePatch, runPatch)),
+	ptr(define("memory_append", describeAppend, runAppend)),
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// makeTools renders the tool definitions for s: descriptions and schemas
+// name its fact files and budget. The store makes them once, at Open.
+func (s *Store) makeTools() []Tool {
+	tools := make([]Tool, len(toolDefs))
+	for i, d := range toolDefs {
+		tools[i] = Tool{Name: d.name, Description: d.describe(s), InputSchema: objectSchema(d.args, s.pathList()), def: d}
+	}
+	return tools
+}
 
 // pathList names the valid paths for descriptions and schemas.
 func (s *Store) pathList() string {
@@ -131,284 +165,296 @@ func (s *Store) factList() string {
 	return strings.Join(parts, "; ")
 }
 
-func (ts *toolset) listTool() Tool {
-	s := ts.s
-	return Tool{
-		Name: "memory_list",
-		Description: "List the saved memory files with their one-line summaries and sizes in bytes: " +
-			"the fact files first, then the episode files, newest month first. " +
-			"Use it to see what is remembered, then memory_read the files that matter for the task.",
-		InputSchema: schema(`{"type": "object", "properties": {}, "required": [], "additionalProperties": false}`),
-		call: func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
-			var a struct{}
-			if msg := decodeArgs(args, &a); msg != "" {
-				return ToolResult{Text: msg, IsError: true}, nil
-			}
-			files, err := s.List(ctx)
-			return jsonResult(files, err)
-		},
-	}
+// memory_list
+
+type listArgs struct{}
+
+func describeList(*Store) string {
+	return "List the saved memory files with their one-line summaries and sizes in bytes: " +
+		"the fact files first, then the episode files, newest month first. " +
+		"Use it to see what is remembered, then memory_read the files that matter for the task."
 }
+
+func runList(ctx context.Context, c *Session, _ *listArgs) (ToolResult, error) {
+	files, err := c.s.List(ctx)
+	return jsonResult(files, err)
+}
+
+// memory_search
 
 type searchArgs struct {
-	Query *string `json:"query"`
-	Limit *int    `json:"limit"`
+	Query string `json:"query" desc:"A few keywords, such as a name, a place or a topic; empty for the latest episodes."`
+	Limit *int   `json:"limit" desc:"Hits at most, 1 to 50; null for 10."`
 }
 
-func (ts *toolset) searchTool() Tool {
-	s := ts.s
-	return Tool{
-		Name: "memory_search",
-		Description: "Search memory by keywords: the fact lines and episode entries that match, best first, " +
-			"each with its path and line and the best-matching line as snippet; memory_read the file for the whole entry. " +
-			"Matches word forms (review, reviewed) and Chinese text. An empty query lists the most recent episodes.",
-		InputSchema: schema(`{"type": "object", "properties": {
-			"query": {"type": "string", "description": "A few keywords, such as a name, a place or a topic; empty for the latest episodes."},
-			"limit": {"type": ["integer", "null"], "description": "Hits at most, 1 to 50; null for 10."}
-			}, "required": ["query", "limit"], "additionalProperties": false}`),
-		call: func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
-			var a searchArgs
-			if msg := decodeArgs(args, &a, "query", "limit"); msg != "" {
-				return ToolResult{Text: msg, IsError: true}, nil
-			}
-			if a.Query == nil {
-				return missing("query")
-			}
-			limit := DefaultSearchLimit
-			if a.Limit != nil {
-				if limit = *a.Limit; limit < 1 || limit > 50 {
-					return ToolResult{Text: "limit must be from 1 to 50, or null for 10", IsError: true}, nil
-				}
-			}
-			hits, err := s.Search(ctx, *a.Query, &SearchOptions{Limit: limit})
-			if err != nil {
-				return errResult(err)
-			}
-			for i := range hits {
-				hits[i].Score = math.Round(hits[i].Score*100) / 100
-			}
-			return jsonResult(hits, nil)
-		},
-	}
+func describeSearch(*Store) string {
+	return "Search memory by keywords: the fact lines and episode entries that match, best first, " +
+		"each with its path and line and the best-matching line as snippet; memory_read the file for the whole entry. " +
+		"Matches word forms (review, reviewed) and Chinese text. An empty query lists the most recent episodes."
 }
+
+func runSearch(ctx context.Context, c *Session, a *searchArgs) (ToolResult, error) {
+	limit := DefaultSearchLimit
+	if a.Limit != nil {
+		if limit = *a.Limit; limit < 1 || limit > 50 {
+			return ToolResult{Text: "limit must be from 1 to 50, or null for 10", IsError: true}, nil
+		}
+	}
+	hits, err := c.s.Search(ctx, a.Query, &SearchOptions{Limit: limit})
+	if err != nil {
+		return errResult(err)
+	}
+	for i := range hits {
+		hits[i].Score = math.Round(hits[i].Score*100) / 100
+	}
+	return jsonResult(hits, nil)
+}
+
+// memory_read
 
 type readArgs struct {
-	Path *string `json:"path"`
+	Path string `json:"path" desc:"A memory file: {paths}."`
 }
 
-func (ts *toolset) readTool() Tool {
-	s := ts.s
-	return Tool{
-		Name: "memory_read",
-		Description: "Read one memory file in full. Use it when the memory index or memory_list shows a file " +
-			"that may help with the task, and before changing a file with memory_write or memory_patch.",
-		InputSchema: schema(`{"type": "object", "properties": {` + fmt.Sprintf(pathProperty, s.pathList()) +
-			`}, "required": ["path"], "additionalProperties": false}`),
-		call: func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
-			var a readArgs
-			if msg := decodeArgs(args, &a, "path"); msg != "" {
-				return ToolResult{Text: msg, IsError: true}, nil
-			}
-			if a.Path == nil {
-				return missing("path")
-			}
-			text, err := s.Read(ctx, *a.Path)
-			if err != nil {
-				return errResult(err)
-			}
-			ts.saw(*a.Path, []byte(text))
-			return ToolResult{Text: text}, nil
-		},
-	}
+func describeRead(*Store) string {
+	return "Read one memory file in full. Use it when the memory index or memory_list shows a file " +
+		"that may help with the task, and before changing a file with memory_write or memory_patch. " +
+		"The result is a line \"version: …\", a blank line, then the file's text: " +
+		"pass that version to memory_write or memory_patch so they change the file only if it is unchanged since."
 }
+
+// readHeader starts memory_read's result: the version of the text that
+// follows it, as Version computes it.
+const readHeader = "version: %s\n\n"
+
+func runRead(ctx context.Context, c *Session, a *readArgs) (ToolResult, error) {
+	return c.do(ctx, func() (ToolResult, error) {
+		text, err := c.s.Read(ctx, a.Path)
+		if err != nil {
+			return errResult(err)
+		}
+		c.saw(a.Path, []byte(text))
+		return ToolResult{Text: fmt.Sprintf(readHeader, Version(text)) + text}, nil
+	})
+}
+
+// memory_write
 
 type writeArgs struct {
-	Path    *string `json:"path"`
-	Content *string `json:"content"`
+	Path    string  `json:"path" desc:"A memory file: {paths}."`
+	Content string  `json:"content" desc:"The whole new content of the file, in markdown."`
+	Version *string `json:"version" desc:"The file's version as memory_read gave it: the file is replaced only if it is still at that version. Null for a new file, or for one read earlier in this conversation."`
 }
 
-type sizeResult struct {
-	Path string `json:"path"`
-	Size int    `json:"size"`
+// changed is the result of memory_write, memory_patch and memory_append:
+// the file's path, its size and the version of its new content (left out
+// after an append to a file the conversation has not seen whole).
+type changed struct {
+	Path         string `json:"path"`
+	Size         int    `json:"size"`
+	AppliedCount int    `json:"appliedCount,omitempty"`
+	Version      string `json:"version,omitempty"`
 }
 
-func (ts *toolset) writeTool() Tool {
-	s := ts.s
-	return Tool{
-		Name: "memory_write",
-		Description: "Create or replace a whole memory file. Use it to rewrite a fact file after reading it: " +
-			"to merge a new fact into the right place, correct an outdated one, or condense the file. " +
-			"The fact files are " + s.factList() + ". " +
-			"Together they may hold at most " + thousands(s.opts.FactsBudget) + " bytes, so keep them condensed. " +
-			"Start the content with a \"# \" title and a \"> Summary: \" line of under 10 words; a missing title or summary line is added. " +
-			"To replace a file that exists, memory_read it first in this conversation. " +
-			"To change a few lines use memory_patch; to add an episode use memory_append.",
-		InputSchema: schema(`{"type": "object", "properties": {` + fmt.Sprintf(pathProperty, s.pathList()) + `,
-			"content": {"type": "string", "description": "The whole new content of the file, in markdown."}
-			}, "required": ["path", "content"], "additionalProperties": false}`),
-		call: func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
-			var a writeArgs
-			if msg := decodeArgs(args, &a, "path", "content"); msg != "" {
-				return ToolResult{Text: msg, IsError: true}, nil
-			}
-			switch {
-			case a.Path == nil:
-				return missing("path")
-			case a.Content == nil:
-				return missing("content")
-			}
-			data, err := s.write(ctx, *a.Path, *a.Content, ts.check)
-			if err != nil {
-				return errResult(err)
-			}
-			ts.saw(*a.Path, data)
-			return jsonResult(sizeResult{Path: *a.Path, Size: len(data)}, nil)
-		},
-	}
+func describeWrite(s *Store) string {
+	return "Create or replace a whole memory file. Use it to rewrite a fact file after reading it: " +
+		"to merge a new fact into the right place, correct an outdated one, or condense the file. " +
+		"The fact files are " + s.factList() + ". " +
+		"Together they may hold at most " + thousands(s.opts.FactsBudget) + " bytes, so keep them condensed. " +
+		"Start the content with a \"# \" title and a \"> Summary: \" line of under 10 words; a missing title or summary line is added. " +
+		"To replace a file that exists, memory_read it first and pass the version it gave. " +
+		"To change a few lines use memory_patch; to add an episode use memory_append."
 }
+
+func runWrite(ctx context.Context, c *Session, a *writeArgs) (ToolResult, error) {
+	return c.do(ctx, func() (ToolResult, error) {
+		data, err := c.s.write(ctx, a.Path, a.Content, c.guard(a.Version))
+		if err != nil {
+			return errResult(err)
+		}
+		c.saw(a.Path, data)
+		return jsonResult(changed{Path: a.Path, Size: len(data), Version: version(data)}, nil)
+	})
+}
+
+// memory_patch
 
 type patchArgs struct {
-	Path    *string           `json:"path"`
-	Patches []json.RawMessage `json:"patches"`
+	Path    string     `json:"path" desc:"A memory file: {paths}."`
+	Patches []patchArg `json:"patches" desc:"One or more replacements, applied in order."`
+	Version *string    `json:"version" desc:"The file's version as memory_read gave it: the file is patched only if it is still at that version. Null for a file read earlier in this conversation."`
 }
 
 type patchArg struct {
-	OldText *string `json:"oldText"`
-	NewText *string `json:"newText"`
+	OldText string `json:"oldText" desc:"Text to find; must occur exactly once."`
+	NewText string `json:"newText" desc:"Replacement text; empty to delete oldText." hint:"use \"\" to delete the old text"`
 }
 
-func (ts *toolset) patchTool() Tool {
-	s := ts.s
-	return Tool{
-		Name: "memory_patch",
-		Description: "Change part of a memory file by exact text replacement, without rewriting the rest. " +
-			"Each patch replaces oldText, which must occur exactly once in the file, with newText (empty to delete it). " +
-			"Patches apply in order, all or nothing. memory_read the file first and copy oldText exactly from it. " +
-			"The summary line is not updated for you: patch it too when it no longer fits.",
-		InputSchema: schema(`{"type": "object", "properties": {` + fmt.Sprintf(pathProperty, s.pathList()) + `,
-			"patches": {"type": "array", "description": "One or more replacements, applied in order.", "items": {
-				"type": "object", "properties": {
-					"oldText": {"type": "string", "description": "Text to find; must occur exactly once."},
-					"newText": {"type": "string", "description": "Replacement text; empty to delete oldText."}
-				}, "required": ["oldText", "newText"], "additionalProperties": false}}
-			}, "required": ["path", "patches"], "additionalProperties": false}`),
-		call: func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
-			var a patchArgs
-			if msg := decodeArgs(args, &a, "path", "patches"); msg != "" {
-				return ToolResult{Text: msg, IsError: true}, nil
-			}
-			switch {
-			case a.Path == nil:
-				return missing("path")
-			case a.Patches == nil:
-				return missing("patches")
-			}
-			patches := make([]Patch, len(a.Patches))
-			for i, raw := range a.Patches {
-				var p patchArg
-				if msg := decodeArgs(raw, &p, "oldText", "newText"); msg != "" {
-					return ToolResult{Text: fmt.Sprintf("patches[%d]: %s", i, msg), IsError: true}, nil
-				}
-				switch {
-				case p.OldText == nil:
-					return missing(fmt.Sprintf("patches[%d].oldText", i))
-				case p.NewText == nil:
-					return missing(fmt.Sprintf("patches[%d].newText (use \"\" to delete the old text)", i))
-				}
-				patches[i] = Patch{OldText: *p.OldText, NewText: *p.NewText}
-			}
-			data, err := s.patch(ctx, *a.Path, patches, ts.check)
-			if err != nil {
-				return errResult(err)
-			}
-			ts.saw(*a.Path, data)
-			return jsonResult(struct {
-				Path         string `json:"path"`
-				Size         int    `json:"size"`
-				AppliedCount int    `json:"appliedCount"`
-			}{*a.Path, len(data), len(patches)}, nil)
-		},
-	}
+func describePatch(*Store) string {
+	return "Change part of a memory file by exact text replacement, without rewriting the rest. " +
+		"Each patch replaces oldText, which must occur exactly once in the file, with newText (empty to delete it). " +
+		"Patches apply in order, all or nothing. memory_read the file first, copy oldText exactly from it and pass the version it gave. " +
+		"The summary line is not updated for you: patch it too when it no longer fits."
 }
+
+func runPatch(ctx context.Context, c *Session, a *patchArgs) (ToolResult, error) {
+	patches := make([]Patch, len(a.Patches))
+	for i, p := range a.Patches {
+		patches[i] = Patch(p)
+	}
+	return c.do(ctx, func() (ToolResult, error) {
+		data, err := c.s.patch(ctx, a.Path, patches, c.guard(a.Version))
+		if err != nil {
+			return errResult(err)
+		}
+		c.saw(a.Path, data)
+		return jsonResult(changed{Path: a.Path, Size: len(data), AppliedCount: len(patches), Version: version(data)}, nil)
+	})
+}
+
+// memory_append
 
 type appendArgs struct {
-	Path    *string `json:"path"`
-	Entry   *string `json:"entry"`
-	Summary *string `json:"summary"`
+	Path    string  `json:"path" desc:"A memory file: {paths}."`
+	Entry   string  `json:"entry" desc:"The markdown to add."`
+	Summary *string `json:"summary" desc:"New one-line summary of the whole file, under 10 words; null to derive it."`
 }
 
-func (ts *toolset) appendTool() Tool {
-	s := ts.s
-	return Tool{
-		Name: "memory_append",
-		Description: "Add an entry at the end of a memory file, creating the file if needed. " +
-			"For an episode (a significant task and its outcome) the path is this month's file, " + episodesDir + "/" + s.now().Format("2006-01") + ".md, " +
-			"and the entry is one section: a \"## \" heading naming the task, then bullets such as " +
-			"\"- Summary: \" (under 10 words), \"- Date: YYYY-MM-DD\" (added if missing), \"- Task: \", \"- Outcome: \", \"- Lesson: \". " +
-			"For a fact file the entry is one or more \"- \" bullet lines, checked against the facts budget. " +
-			"The file's summary line is refreshed: pass summary to set it, or null to derive it from the content.",
-		InputSchema: schema(`{"type": "object", "properties": {` + fmt.Sprintf(pathProperty, s.pathList()) + `,
-			"entry": {"type": "string", "description": "The markdown to add."},
-			"summary": {"type": ["string", "null"], "description": "New one-line summary of the whole file, under 10 words; null to derive it."}
-			}, "required": ["path", "entry", "summary"], "additionalProperties": false}`),
-		call: func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
-			var a appendArgs
-			if msg := decodeArgs(args, &a, "path", "entry", "summary"); msg != "" {
-				return ToolResult{Text: msg, IsError: true}, nil
-			}
-			switch {
-			case a.Path == nil:
-				return missing("path")
-			case a.Entry == nil:
-				return missing("entry")
-			}
-			summary := ""
-			if a.Summary != nil {
-				summary = *a.Summary
-			}
-			// The model keeps a current view of the file when it had one, or
-			// when this append created the file.
-			var current bool
-			note := func(op string, t target, old []byte) error {
-				ts.mu.Lock()
-				v, ok := ts.seen[t.path]
-				ts.mu.Unlock()
-				current = old == nil || ok && v == version(old)
-				return nil
-			}
-			data, err := s.append(ctx, *a.Path, *a.Entry, summary, note)
-			if err != nil {
-				return errResult(err)
-			}
-			if current {
-				ts.saw(*a.Path, data)
-			}
-			return jsonResult(sizeResult{Path: *a.Path, Size: len(data)}, nil)
-		},
+func describeAppend(*Store) string {
+	return "Add an entry at the end of a memory file, creating the file if needed. " +
+		"For an episode (a significant task and its outcome) the path is the month's file, " + episodesDir + "/YYYY-MM.md for the year and month of today's date, " +
+		"and the entry is one section: a \"## \" heading naming the task, then bullets such as " +
+		"\"- Summary: \" (under 10 words), \"- Date: YYYY-MM-DD\" (today's date is added if missing), \"- Task: \", \"- Outcome: \", \"- Lesson: \". " +
+		"For a fact file the entry is one or more \"- \" bullet lines, checked against the facts budget. " +
+		"The file's summary line is refreshed: pass summary to set it, or null to derive it from the content."
+}
+
+func runAppend(ctx context.Context, c *Session, a *appendArgs) (ToolResult, error) {
+	summary := ""
+	if a.Summary != nil {
+		summary = *a.Summary
 	}
+	return c.do(ctx, func() (ToolResult, error) {
+		// The conversation keeps a current view of the file when it had
+		// one, or when this append created the file.
+		var current bool
+		note := func(op string, t target, old []byte) error {
+			v, ok := c.seen[t.path]
+			current = old == nil || ok && v == version(old)
+			return nil
+		}
+		data, err := c.s.append(ctx, a.Path, a.Entry, summary, note)
+		if err != nil {
+			return errResult(err)
+		}
+		res := changed{Path: a.Path, Size: len(data)}
+		if current {
+			c.saw(a.Path, data)
+			res.Version = version(data)
+		}
+		return jsonResult(res, nil)
+	})
 }
 
-// schema compacts a JSON Schema literal. The literals are constants of this
-// file, so a failure is a bug caught by the tests.
-func schema(s string) json.RawMessage {
+// objectSchema renders the JSON Schema of an argument struct type: an
+// object whose properties are its fields, in order, all required, no
+// others allowed.
+func objectSchema(t reflect.Type, paths string) json.RawMessage {
 	var b bytes.Buffer
-	if err := json.Compact(&b, []byte(s)); err != nil {
-		panic("memory: bad tool schema: " + err.Error())
-	}
+	writeObjectSchema(&b, t, paths)
 	return b.Bytes()
 }
 
-// decodeArgs decodes a JSON object into v. Unlike encoding/json it refuses
-// keys that are not exactly one of names, case included. It returns a
-// model-facing description of the problem, or "".
-func decodeArgs(raw json.RawMessage, v any, names ...string) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = []byte("{}")
+func writeObjectSchema(b *bytes.Buffer, t reflect.Type, paths string) {
+	names := make([]string, 0, t.NumField())
+	b.WriteString(`{"type":"object","properties":{`)
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name := argName(f)
+		names = append(names, name)
+		writeJSON(b, name)
+		b.WriteString(`:{"type":`)
+		ft, nullable := f.Type, f.Type.Kind() == reflect.Pointer
+		if nullable {
+			ft = ft.Elem()
+		}
+		kind := schemaType(ft)
+		if nullable {
+			writeJSON(b, []string{kind, "null"})
+		} else {
+			writeJSON(b, kind)
+		}
+		if desc := f.Tag.Get("desc"); desc != "" {
+			b.WriteString(`,"description":`)
+			writeJSON(b, strings.ReplaceAll(desc, "{paths}", paths))
+		}
+		if kind == "array" {
+			b.WriteString(`,"items":`)
+			writeObjectSchema(b, ft.Elem(), paths)
+		}
+		b.WriteByte('}')
+	}
+	b.WriteString(`},"required":`)
+	writeJSON(b, names)
+	b.WriteString(`,"additionalProperties":false}`)
+}
+
+// schemaType is the JSON Schema type of an argument field's Go type. The
+// argument types are this file's own: another kind is a bug the tests
+// catch.
+func schemaType(t reflect.Type) string {
+	switch {
+	case t.Kind() == reflect.String:
+		return "string"
+	case t.Kind() == reflect.Int:
+		return "integer"
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
+		return "array"
+	}
+	panic("memory: no schema type for argument type " + t.String())
+}
+
+func writeJSON(b *bytes.Buffer, v any) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v) // strings and slices of strings always encode
+	b.Truncate(b.Len() - 1) // the encoder's newline
+}
+
+// argName is the JSON name of an argument field.
+func argName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name
+}
+
+// decodeObject decodes the JSON object raw into v, a value of an argument
+// struct type, as the type's schema describes it. Unlike encoding/json it
+// refuses keys that are not exactly a field's name, case included, and
+// values that are missing or null where the schema does not allow null;
+// an integer may be written 5, 5.0 or 5e0. at names the object in
+// messages: "" for the arguments, "patches[0]" for an item. It returns a
+// model-facing description of the first problem, or "".
+func decodeObject(raw json.RawMessage, v reflect.Value, at string) string {
+	within := func(msg string) string {
+		if at == "" {
+			return msg
+		}
+		return at + ": " + msg
 	}
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &keys); err != nil {
-		return describeJSONError(err)
+		return within(describeJSONError(err))
+	}
+	if keys == nil {
+		return within("the arguments must be a JSON object, not null")
+	}
+	t := v.Type()
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i] = argName(t.Field(i))
 	}
 	var unknown []string
 	for k := range keys {
@@ -422,12 +468,76 @@ func decodeArgs(raw json.RawMessage, v any, names ...string) string {
 		if len(names) > 0 {
 			want = "only " + strings.Join(names, ", ")
 		}
-		return fmt.Sprintf("unknown argument %q; this tool takes %s", unknown[0], want)
+		return within(fmt.Sprintf("unknown argument %q; this tool takes %s", cut(unknown[0], 100), want))
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return describeJSONError(err)
+	for i, name := range names {
+		f := t.Field(i)
+		if at != "" {
+			name = at + "." + name
+		}
+		val, ok := keys[names[i]]
+		if !ok || string(bytes.TrimSpace(val)) == "null" {
+			if f.Type.Kind() == reflect.Pointer {
+				continue
+			}
+			msg := "missing required argument " + name
+			if hint := f.Tag.Get("hint"); hint != "" {
+				msg += " (" + hint + ")"
+			}
+			return msg
+		}
+		field := v.Field(i)
+		if f.Type.Kind() == reflect.Pointer {
+			field.Set(reflect.New(f.Type.Elem()))
+			field = field.Elem()
+		}
+		if msg := decodeValue(val, field, name); msg != "" {
+			return msg
+		}
 	}
 	return ""
+}
+
+// decodeValue decodes one argument value into v.
+func decodeValue(raw json.RawMessage, v reflect.Value, name string) string {
+	switch v.Kind() {
+	case reflect.Int:
+		var n float64
+		if err := json.Unmarshal(raw, &n); err != nil {
+			return typeError(name, "a whole number", err)
+		}
+		if n != math.Trunc(n) || math.Abs(n) > 1<<53 {
+			return fmt.Sprintf("%s must be a whole number, not %s", name, cut(string(raw), 40))
+		}
+		v.SetInt(int64(n))
+	case reflect.String:
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return typeError(name, "a string", err)
+		}
+		v.SetString(s)
+	case reflect.Slice:
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return typeError(name, "an array", err)
+		}
+		v.Set(reflect.MakeSlice(v.Type(), len(items), len(items)))
+		for i, item := range items {
+			if msg := decodeObject(item, v.Index(i), fmt.Sprintf("%s[%d]", name, i)); msg != "" {
+				return msg
+			}
+		}
+	}
+	return ""
+}
+
+// typeError describes a value of the wrong JSON type.
+func typeError(name, want string, err error) string {
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &typ) {
+		return fmt.Sprintf("%s must be %s, not %s", name, want, article(typ.Value))
+	}
+	return describeJSONError(err)
 }
 
 func describeJSONError(err error) string {
@@ -436,28 +546,10 @@ func describeJSONError(err error) string {
 	switch {
 	case errors.As(err, &syn):
 		return "the arguments are not valid JSON (" + syn.Error() + "); send a JSON object"
-	case errors.As(err, &typ) && typ.Field == "":
-		return "the arguments must be a JSON object, not " + article(typ.Value)
 	case errors.As(err, &typ):
-		return fmt.Sprintf("%s must be %s, not %s", typ.Field, jsonKind(typ.Type), article(typ.Value))
+		return "the arguments must be a JSON object, not " + article(typ.Value)
 	default:
 		return "the arguments could not be read as JSON; send a JSON object"
-	}
-}
-
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Slice:
-		return "an array"
-	case reflect.Int:
-		return "a whole number"
-	default:
-		return "an object"
 	}
 }
 
@@ -468,16 +560,12 @@ func article(v string) string {
 	return "a " + v
 }
 
-func missing(name string) (ToolResult, error) {
-	return ToolResult{Text: "missing required argument " + name, IsError: true}, nil
-}
-
 // errResult turns a model error into an IsError result and passes host
 // errors through.
 func errResult(err error) (ToolResult, error) {
-	var me *modelError
+	var me *Error
 	if errors.As(err, &me) {
-		return ToolResult{Text: me.msg, IsError: true}, nil
+		return ToolResult{Text: me.Hint, IsError: true}, nil
 	}
 	return ToolResult{}, err
 }

@@ -106,7 +106,7 @@ func TestToolArgumentErrors(t *testing.T) {
 		{"memory_patch", `{"path": "facts/user.md", "patches": [{"newText": "a"}]}`, "missing required argument patches[0].oldText"},
 		{"memory_patch", `{"path": "facts/user.md", "patches": [{"oldText": "a", "newText": "b", "all": true}]}`, `patches[0]: unknown argument "all"`},
 		{"memory_patch", `{"path": "facts/user.md", "patches": [7]}`, "patches[0]: the arguments must be a JSON object, not a number"},
-		{"memory_patch", `{"path": "facts/user.md", "patches": [{"oldText": true, "newText": "b"}]}`, "patches[0]: oldText must be a string, not a bool"},
+		{"memory_patch", `{"path": "facts/user.md", "patches": [{"oldText": true, "newText": "b"}]}`, "patches[0].oldText must be a string, not a bool"},
 		{"memory_patch", `{"path": "facts/user.md", "patches": [{"oldText": "a", "newText": "b"}]}`, "facts/user.md does not exist; create it with memory_write or memory_append"},
 		{"memory_append", `{"path": "episodes/2026-02.md"}`, "missing required argument entry"},
 		{"memory_append", `{"entry": "## x"}`, "missing required argument path"},
@@ -136,15 +136,17 @@ func TestToolResults(t *testing.T) {
 	r := call(t, s, "memory_append", `{"path": "episodes/2026-02.md", "entry": "## Fix login bug\n- Summary: token expiry off by one", "summary": null}`)
 	require.False(t, r.IsError, r.Text)
 	size := len(readFile(t, dir, "episodes/2026-02.md"))
-	require.JSONEq(t, fmt.Sprintf(`{"path": "episodes/2026-02.md", "size": %d}`, size), r.Text)
+	month := readFile(t, dir, "episodes/2026-02.md")
+	require.JSONEq(t, fmt.Sprintf(`{"path": "episodes/2026-02.md", "size": %d, "version": %q}`, size, memory.Version(month)), r.Text)
 
 	r = call(t, s, "memory_patch", `{"path": "episodes/2026-02.md", "patches": [{"oldText": "off by one", "newText": "off by one hour"}, {"oldText": "## Fix login", "newText": "## Fixed login"}]}`)
 	require.False(t, r.IsError, r.Text)
 	size = len(readFile(t, dir, "episodes/2026-02.md"))
-	require.JSONEq(t, fmt.Sprintf(`{"path": "episodes/2026-02.md", "size": %d, "appliedCount": 2}`, size), r.Text)
+	month = readFile(t, dir, "episodes/2026-02.md")
+	require.JSONEq(t, fmt.Sprintf(`{"path": "episodes/2026-02.md", "size": %d, "appliedCount": 2, "version": %q}`, size, memory.Version(month)), r.Text)
 
 	r = call(t, s, "memory_read", `{"path": "episodes/2026-02.md"}`)
-	require.Equal(t, memory.ToolResult{Text: readFile(t, dir, "episodes/2026-02.md")}, r)
+	require.Equal(t, memory.ToolResult{Text: "version: " + memory.Version(month) + "\n\n" + month}, r)
 	require.Contains(t, r.Text, "## Fixed login bug\n- Summary: token expiry off by one hour\n- Date: 2026-02-26\n")
 }
 
@@ -160,7 +162,8 @@ func seedIndex(t *testing.T, s *memory.Store, months int) {
 	require.NoError(t, s.Write(ctx, "facts/memory.md", "# Memory\n\n> Summary: Tavily search returns stale prices\n\n- Tavily search returns stale prices; cross-check airline sites\n"+strings.Repeat("- padding fact\n", 80)))
 	for m := range months {
 		path := fmt.Sprintf("episodes/%04d-%02d.md", 2020+m/12, m%12+1)
-		require.NoError(t, s.Append(ctx, path, fmt.Sprintf("## Task of month %d\n- Summary: something done", m), fmt.Sprintf("work of month %d: flights, gifts, bugs", m)))
+		entry := fmt.Sprintf("## Task of month %d\n- Summary: something done\n- Date: %s-01", m, path[len("episodes/"):len("episodes/2020-01")])
+		require.NoError(t, s.Append(ctx, path, entry, fmt.Sprintf("work of month %d: flights, gifts, bugs", m)))
 	}
 }
 

@@ -1,0 +1,234 @@
+package memory
+
+import (
+	"container/list"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// A Session is one conversation's view of a [Store]: the version of each
+// file as the conversation last read or wrote it. It is what lets the tools
+// refuse to overwrite a change the model has not seen (a person's edit,
+// another conversation's change) without ever refusing the conversation's
+// own changes.
+//
+// memory_write and memory_patch of an existing file go ahead when the call
+// carries the file's version (the "version" argument, as memory_read gave
+// it), or, with a null version, when this session read or wrote the file
+// and it has not changed since. memory_append needs neither: it never
+// rewrites what is there.
+//
+// A Session is safe for concurrent use: an agent may run a model's parallel
+// tool calls at once. Its calls take effect one at a time, so whatever the
+// interleaving the outcome is that of some sequential order of them, and
+// what a call reads or writes is recorded in the same step that did it.
+//
+// Get one from [Store.NewSession] for a conversation the program holds
+// itself, or from [Store.Session] for a conversation a host names by id (a
+// tool registry built once, an MCP server). [Store.Tools] is a shortcut for
+// NewSession().Tools().
+type Session struct {
+	s  *Store
+	id string
+
+	turn chan struct{}     // one slot: the session's calls take effect one at a time
+	seen map[string]string // path → version, as the conversation last saw it; guarded by turn
+}
+
+// NewSession returns a new conversation on s, with nothing read yet. The
+// store does not keep it: it lives as long as the caller holds it.
+func (s *Store) NewSession() *Session { return s.newSession("") }
+
+func (s *Store) newSession(id string) *Session {
+	return &Session{s: s, id: id, turn: make(chan struct{}, 1), seen: map[string]string{}}
+}
+
+// Session returns the conversation that the host names id, such as an MCP
+// session id or an agent framework's session id, creating it on first use.
+// Calls with the same id get the same Session, so a tool registry built once
+// can serve many conversations: it looks up the conversation of each call
+// and runs the call with [Session.Call].
+//
+// The store keeps the Options.MaxSessions conversations used most recently
+// (by Session, [Session.Call] or their tools) and forgets older ones; a
+// forgotten conversation comes back empty, with nothing read, so its next
+// memory_write or memory_patch must read the file again or carry its
+// version. [Session.End] forgets one at once. An empty id names no
+// conversation: Session("") returns a new, unkept Session, as NewSession
+// does, which suits stateless clients that carry version tokens.
+func (s *Store) Session(id string) *Session {
+	if id == "" {
+		return s.NewSession()
+	}
+	r := &s.sessions
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.byID[id]; ok {
+		r.lru.MoveToFront(e)
+		return e.Value.(*Session)
+	}
+	if r.byID == nil {
+		r.byID = map[string]*list.Element{}
+	}
+	c := s.newSession(id)
+	r.byID[id] = r.lru.PushFront(c)
+	for r.lru.Len() > s.opts.MaxSessions {
+		old := r.lru.Remove(r.lru.Back()).(*Session)
+		delete(r.byID, old.id)
+	}
+	return c
+}
+
+// sessions is the store's table of conversations named by the host, most
+// recently used first.
+type sessions struct {
+	mu   sync.Mutex
+	byID map[string]*list.Element // id → element of lru holding its *Session
+	lru  list.List
+}
+
+// touch marks c as used now, so that the store keeps it longest.
+func (c *Session) touch() {
+	if c.id == "" {
+		return
+	}
+	r := &c.s.sessions
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.byID[c.id]; ok && e.Value == c {
+		r.lru.MoveToFront(e)
+	}
+}
+
+// ID returns the id the session was made with by [Store.Session]; "" for a
+// session made by [Store.NewSession].
+func (c *Session) ID() string { return c.id }
+
+// End forgets the conversation: [Store.Session] with its id returns a new,
+// empty Session from then on. The Session itself keeps working for a caller
+// that still holds it. End is for a host whose conversation is over, such as
+// a closed MCP session; it does nothing for a session without an id.
+func (c *Session) End() {
+	if c.id == "" {
+		return
+	}
+	r := &c.s.sessions
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.byID[c.id]; ok && e.Value == c {
+		r.lru.Remove(e)
+		delete(r.byID, c.id)
+	}
+}
+
+// Tools returns the conversation's memory tools: memory_list,
+// memory_search, memory_read, memory_write, memory_patch and
+// memory_append. Their names, descriptions and schemas are the same for
+// every session of the store and stay true however long a registry keeps
+// them; only their calls are bound to this conversation.
+func (c *Session) Tools() []Tool { return c.bind(c.s.tools) }
+
+// ReflectionTools returns the tools the post-task reflector uses:
+// memory_read, memory_write, memory_patch and memory_append, bound to this
+// conversation.
+func (c *Session) ReflectionTools() []Tool { return c.bind(c.s.tools[2:]) }
+
+// IndexMessage is [Store.IndexMessage]: the first user message of the
+// conversation's task, listing what is remembered.
+func (c *Session) IndexMessage(ctx context.Context) (string, error) {
+	return c.s.IndexMessage(ctx)
+}
+
+// Call runs the memory tool named name with the model's JSON arguments in
+// this conversation, as [Tool.Call] does. A name that is not one of the
+// six memory tools is a model mistake: an IsError result that lists them.
+func (c *Session) Call(ctx context.Context, name string, args json.RawMessage) (ToolResult, error) {
+	for _, d := range toolDefs {
+		if d.name == name {
+			return d.call(ctx, c, args)
+		}
+	}
+	names := make([]string, len(toolDefs))
+	for i, d := range toolDefs {
+		names[i] = d.name
+	}
+	return unknownTool(name, names), nil
+}
+
+// unknownTool is the answer to a call of a tool that is not offered.
+func unknownTool(name string, names []string) ToolResult {
+	return ToolResult{IsError: true, Text: fmt.Sprintf("there is no tool named %q here; the tools are %s", cut(name, 100), strings.Join(names, ", "))}
+}
+
+// bind returns copies of tools whose calls run in this conversation.
+func (c *Session) bind(tools []Tool) []Tool {
+	out := make([]Tool, len(tools))
+	for i, t := range tools {
+		def := t.def
+		t.call = func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
+			return def.call(ctx, c, args)
+		}
+		out[i] = t
+	}
+	return out
+}
+
+// do runs f as one step of the conversation: no other call of the session
+// runs meanwhile, so what f reads or writes and what it records of it are
+// one step. It waits for the session's turn as long as ctx allows.
+func (c *Session) do(ctx context.Context, f func() (ToolResult, error)) (ToolResult, error) {
+	select {
+	case c.turn <- struct{}{}:
+		defer func() { <-c.turn }()
+	case <-ctx.Done():
+		return ToolResult{}, hostErr("tool", "", ctx.Err())
+	}
+	c.touch()
+	return f()
+}
+
+// saw records that the conversation has seen path with this content. The
+// caller holds the session's turn.
+func (c *Session) saw(path string, content []byte) { c.seen[path] = version(content) }
+
+// guard returns the check of memory_write and memory_patch for a call that
+// carries want (nil for a null version): the current content must be the
+// version the call names, or, with none, the version the conversation last
+// saw. The caller holds the session's turn; the check runs under the
+// store's lock, just before the change.
+func (c *Session) guard(want *string) guard {
+	return func(op string, t target, old []byte) error {
+		if want != nil {
+			if old == nil {
+				return modelErr(op, t.path, ErrConflict, t.path+" does not exist: it was deleted since that version was read",
+					"; nothing was changed. To create it anew, call memory_"+op+" again with version null")
+			}
+			if *want != version(old) {
+				return modelErr(op, t.path, ErrConflict, t.path+" is not at the version given: it changed since that version was read (edited by a person or another agent)",
+					"; nothing was changed. Call memory_read to see the current text and its version, then redo the change on it")
+			}
+			return nil
+		}
+		v, ok := c.seen[t.path]
+		switch {
+		case old == nil && ok && v != "":
+			// Deleted since it was read, by a person or another agent: say
+			// so once; a second call creates the file anew.
+			delete(c.seen, t.path)
+			return modelErr(op, t.path, ErrConflict, t.path+" was deleted since you last read it",
+				"; nothing was changed. If it should exist again, call memory_"+op+" again")
+		case old == nil:
+			return nil // nothing to overwrite
+		case !ok:
+			return modelErr(op, t.path, ErrConflict, t.path+" already exists and was not read in this conversation",
+				"; nothing was changed. Call memory_read first so nothing in it is lost, then memory_"+op+" again")
+		case v != version(old):
+			return modelErr(op, t.path, ErrConflict, t.path+" changed since you last read it (edited by a person or another agent)",
+				"; nothing was changed. Call memory_read to see the current text, then redo the change on it")
+		}
+		return nil
+	}
+}

@@ -94,6 +94,7 @@ func (e *Error) Unwrap() error { return e.Err }
 func modelErr(op, path string, sentinel error, what, todo string) error {
 	return &Error{Op: op, Path: path, Err: sentinel, Hint: what + todo, what: what}
 }
+
 // hostErr wraps a failure of the host (disk, context, closed store).
 func hostErr(op, path string, err error) error {
 	if path == "" {

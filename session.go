@@ -186,7 +186,6 @@ func (c *Session) do(ctx context.Context, f func() (ToolResult, error)) (ToolRes
 	case <-ctx.Done():
 		return ToolResult{}, hostErr("tool", "", ctx.Err())
 	}
-	c.touch()
 	return f()
 }
 

@@ -109,6 +109,7 @@ func define[A any](name string, describe func(*Store) string, run func(ctx conte
 
 // call decodes the arguments and runs the tool in conversation c.
 func (d *toolDef) call(ctx context.Context, c *Session, raw json.RawMessage) (ToolResult, error) {
+	c.touch()
 	a := reflect.New(d.args)
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -420,8 +421,10 @@ func schemaType(t reflect.Type) string {
 func writeJSON(b *bytes.Buffer, v any) {
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
-	enc.Encode(v) // strings and slices of strings always encode
-	b.Truncate(b.Len() - 1) // the encoder's newline
+	// Strings and slices of strings always encode; drop the newline the
+	// encoder ends with.
+	enc.Encode(v)
+	b.Truncate(b.Len() - 1)
 }
 
 // argName is the JSON name of an argument field.

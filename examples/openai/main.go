@@ -117,7 +117,8 @@ func answer(ctx context.Context, store *memory.Store, llm memory.LLM, input stri
 	if err != nil {
 		return memory.Task{}, err
 	}
-	tools := store.Tools()
+	conv := store.NewSession() // one conversation: what it reads, it may change
+	tools := conv.Tools()
 	// The reflector sees the task from the request on; it gets the memory
 	// itself in its system prompt.
 	msgs := []memory.Message{{Role: "user", Content: index}, {Role: "user", Content: input}}
@@ -135,7 +136,7 @@ func answer(ctx context.Context, store *memory.Store, llm memory.LLM, input stri
 			return task, nil
 		}
 		for _, c := range resp.ToolCalls {
-			text, err := callTool(ctx, tools, c)
+			text, err := callTool(ctx, conv, c)
 			if err != nil {
 				return task, err
 			}
@@ -146,17 +147,10 @@ func answer(ctx context.Context, store *memory.Store, llm memory.LLM, input stri
 	return task, fmt.Errorf("no answer after %d model calls", maxIterations)
 }
 
-// callTool runs one of the memory tools. A mistake of the model comes back
-// as text for it to read; only a host failure is an error.
-func callTool(ctx context.Context, tools []memory.Tool, c memory.ToolCall) (string, error) {
-	for _, t := range tools {
-		if t.Name == c.Name {
-			res, err := t.Call(ctx, c.Arguments)
-			if res.IsError {
-				return "Error: " + res.Text, err
-			}
-			return res.Text, err
-		}
-	}
-	return fmt.Sprintf("Error: there is no tool named %q", c.Name), nil
+// callTool runs one memory tool in the conversation. A mistake of the
+// model goes back to it as text starting "Error: " (ToolResult.Content), as
+// the reflector does; only a host failure is a Go error.
+func callTool(ctx context.Context, conv *memory.Session, c memory.ToolCall) (string, error) {
+	res, err := conv.Call(ctx, c.Name, c.Arguments)
+	return res.Content(), err
 }

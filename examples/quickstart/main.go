@@ -171,7 +171,8 @@ func ask(ctx context.Context, w io.Writer, store *memory.Store, model memory.LLM
 	fmt.Fprintf(w, "first message (store.IndexMessage):\n%s", indent(index, "    "))
 	fmt.Fprintf(w, "user: %s\n", question)
 	model = narrate(w, "agent", model)
-	tools := store.Tools()
+	conv := store.NewSession() // one conversation: what it reads, it may change
+	tools := conv.Tools()
 	msgs := []memory.Message{{Role: "user", Content: index}, {Role: "user", Content: question}}
 	for range maxIterations {
 		resp, err := model.Complete(ctx, memory.Request{System: agentPrompt, Messages: msgs, Tools: tools})
@@ -184,7 +185,7 @@ func ask(ctx context.Context, w io.Writer, store *memory.Store, model memory.LLM
 		}
 		msgs = append(msgs, memory.Message{Role: "assistant", Content: resp.Content, ToolCalls: resp.ToolCalls})
 		for _, c := range resp.ToolCalls {
-			text, err := callTool(ctx, tools, c)
+			text, err := callTool(ctx, conv, c)
 			if err != nil {
 				return "", err // a host failure: stop the agent
 			}
@@ -194,20 +195,12 @@ func ask(ctx context.Context, w io.Writer, store *memory.Store, model memory.LLM
 	return "", fmt.Errorf("no answer after %d model calls", maxIterations)
 }
 
-// callTool runs one memory tool. A mistake of the model goes back to it as
-// text starting "Error: ", as the reflector does; only a host failure is a
-// Go error.
-func callTool(ctx context.Context, tools []memory.Tool, c memory.ToolCall) (string, error) {
-	for _, t := range tools {
-		if t.Name == c.Name {
-			res, err := t.Call(ctx, c.Arguments)
-			if res.IsError {
-				return "Error: " + res.Text, err
-			}
-			return res.Text, err
-		}
-	}
-	return fmt.Sprintf("Error: there is no tool named %q", c.Name), nil
+// callTool runs one memory tool in the conversation. A mistake of the
+// model goes back to it as text starting "Error: " (ToolResult.Content), as
+// the reflector does; only a host failure is a Go error.
+func callTool(ctx context.Context, conv *memory.Session, c memory.ToolCall) (string, error) {
+	res, err := conv.Call(ctx, c.Name, c.Arguments)
+	return res.Content(), err
 }
 
 // narrate wraps a model so that the transcript shows its tool calls and

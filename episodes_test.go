@@ -3,9 +3,11 @@ package memory_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mdmemory/memory"
 	"github.com/mdmemory/memory/internal/markdown"
@@ -242,4 +244,26 @@ func TestConcurrentAppends(t *testing.T) {
 		require.False(t, seen[e.Title], "duplicate %s", e.Title)
 		seen[e.Title] = true
 	}
+}
+
+// TestEpisodeDatesInTheirMonth: an entry is never dated outside its month
+// file, by the clock or by the model.
+func TestEpisodeDatesInTheirMonth(t *testing.T) {
+	nov23 := func() time.Time { return time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC) }
+	s, dir := open(t, &memory.Options{Now: nov23})
+	ctx := context.Background()
+
+	err := s.Append(ctx, "episodes/2026-02.md", "## Late note\n- Summary: remembered later", "")
+	require.ErrorIs(t, err, memory.ErrInvalidContent)
+	require.Contains(t, hint(t, err), `the entry has no "- Date:" line and today, 2026-11-23, is outside episodes/2026-02.md; append it to episodes/2026-11.md, or give it a "- Date: 2026-02-DD" line`)
+	require.NoFileExists(t, filepath.Join(dir, "episodes", "2026-02.md"))
+
+	err = s.Append(ctx, "episodes/2026-02.md", "## Misfiled\n- Date: 2026-03-01", "")
+	require.ErrorIs(t, err, memory.ErrInvalidContent)
+	require.Contains(t, hint(t, err), "the entry is dated 2026-03-01, outside episodes/2026-02.md; append it to episodes/2026-03.md")
+
+	// Back-filling a past month with the day it happened is fine.
+	require.NoError(t, s.Append(ctx, "episodes/2026-02.md", "## Late note\n- Date: 2026-02-10", ""))
+	require.NoError(t, s.Append(ctx, "episodes/2026-11.md", "## Today", ""))
+	require.Contains(t, readFile(t, dir, "episodes/2026-11.md"), "## Today\n- Date: 2026-11-23\n")
 }

@@ -8,6 +8,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mdmemory/memory"
@@ -98,4 +99,73 @@ func ExampleStore_Patch() {
 	// Output:
 	// 1 <nil>
 	// true
+}
+
+// A registry built once (an MCP server, eino's or adk-go's agent) registers
+// the tool definitions once and runs each call in the conversation the host
+// names: here by a session id.
+func ExampleStore_Session() {
+	dir, _ := os.MkdirTemp("", "memory-example-")
+	defer os.RemoveAll(dir)
+	store, _ := memory.Open(dir, nil)
+	defer store.Close()
+	ctx := context.Background()
+	_ = store.Write(ctx, "facts/user.md", "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n")
+
+	// Once, at start-up: name, description and schema of each tool.
+	registry := map[string]memory.Tool{}
+	for _, tool := range store.Tools() {
+		registry[tool.Name] = tool
+	}
+	// For every call: the host's conversation id picks the conversation.
+	handle := func(sessionID, name, args string) string {
+		if _, ok := registry[name]; !ok {
+			return "unknown tool"
+		}
+		res, err := store.Session(sessionID).Call(ctx, name, json.RawMessage(args))
+		if err != nil {
+			log.Fatal(err) // a host failure
+		}
+		return res.Content()
+	}
+
+	handle("session-A", "memory_read", `{"path": "facts/user.md"}`)
+	fmt.Println(handle("session-A", "memory_patch", `{"path": "facts/user.md", "patches": [{"oldText": "- Name: Zhang San", "newText": "- Name: Li Si"}], "version": null}`))
+	fmt.Println(handle("session-B", "memory_patch", `{"path": "facts/user.md", "patches": [{"oldText": "- Name: Li Si", "newText": "- Name: Wang Wu"}], "version": null}`))
+	// Output:
+	// {"path":"facts/user.md","size":44,"appliedCount":1,"version":"691fe6f0fb2135ceec8df325"}
+	// Error: facts/user.md already exists and was not read in this conversation; nothing was changed. Call memory_read first so nothing in it is lost, then memory_patch again
+}
+
+// A stateless client (each call a new process, a stateless HTTP server)
+// keeps the guarantee with version tokens: memory_read states the file's
+// version, and memory_write or memory_patch given that version change the
+// file only if it is still at it.
+func ExampleSession_Call() {
+	dir, _ := os.MkdirTemp("", "memory-example-")
+	defer os.RemoveAll(dir)
+	store, _ := memory.Open(dir, nil)
+	defer store.Close()
+	ctx := context.Background()
+	_ = store.Write(ctx, "facts/user.md", "# User\n\n> Summary: Zhang San\n\n- City: Beijing\n")
+
+	// Every call in a new conversation: nothing is remembered between them.
+	res, _ := store.NewSession().Call(ctx, "memory_read", json.RawMessage(`{"path": "facts/user.md"}`))
+	header, content, _ := strings.Cut(res.Text, "\n\n")
+	version := strings.TrimPrefix(header, "version: ")
+	fmt.Println(version == memory.Version(content))
+
+	args, _ := json.Marshal(map[string]any{
+		"path":    "facts/user.md",
+		"patches": []map[string]string{{"oldText": "- City: Beijing", "newText": "- City: Hangzhou"}},
+		"version": version,
+	})
+	res, _ = store.NewSession().Call(ctx, "memory_patch", args)
+	fmt.Println(res.IsError)
+	res, _ = store.NewSession().Call(ctx, "memory_patch", args) // the same version again: stale now
+	fmt.Println(res.Content())
+	// Output:
+	// true
+	// false
+	// Error: facts/user.md is not at the version given: it changed since that version was read (edited by a person or another agent); nothing was changed. Call memory_read to see the current text and its version, then redo the change on it
 }

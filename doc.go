@@ -14,13 +14,25 @@
 // make the index an agent sees first ([Store.IndexMessage]); the model then
 // reads the files it needs.
 //
-// The agent loop you already have registers [Store.Tools] (memory_list,
+// The agent loop you already have registers the memory tools (memory_list,
 // memory_search, memory_read, memory_write, memory_patch, memory_append) in
-// its own tool registry, one tool set per conversation: each [Tool] has a
-// name, a description, a JSON Schema and [Tool.Call]. The same operations
-// are methods for Go code: [Store.List], [Store.Search], [Store.Read],
-// [Store.Write], [Store.WriteIf], [Store.Patch], [Store.Append]. After a
-// task, a [Reflector] lets a model record what is worth keeping.
+// its own tool registry: each [Tool] has a name, a description, a JSON
+// Schema and [Tool.Call]. The tools belong to a conversation, a [Session]:
+// what it has read, it may change, and a change made by anyone else since
+// (a person's edit, another conversation) is refused until it reads the
+// file again. [Store.Tools] gives the tools of a new conversation;
+// [Store.Session] gives the conversation a host names by id, for a
+// registry built once (an MCP server, an agent framework), and
+// [Session.Call] runs a tool by name in it. A client that keeps no state
+// carries version tokens instead: memory_read states the file's [Version],
+// and memory_write and memory_patch given it change the file only if it is
+// still at that version. A conversation's parallel calls are safe: its own
+// changes never conflict with each other.
+//
+// The same operations are methods for Go code: [Store.List],
+// [Store.Search], [Store.Read], [Store.Write], [Store.WriteIf],
+// [Store.Patch], [Store.Append]. After a task, a [Reflector] lets a model
+// record what is worth keeping.
 //
 // # Safety
 //
@@ -34,10 +46,12 @@
 // # Errors
 //
 // A mistake the model can fix (a bad path, the budget exceeded, patch text
-// not found, malformed arguments) comes back from [Tool.Call] as a
-// [ToolResult] with IsError set and a text that says what to do, and a nil
-// error. The Store's methods report the same conditions as errors wrapping
-// the sentinels in this package ([ErrInvalidPath], [ErrBudgetExceeded], ...),
-// for [errors.Is]. Failures of the host (disk, cancelled context, closed
-// store, another process holding the lock) are Go errors from both.
+// not found, a file changed since it was read, malformed arguments) comes
+// back from [Tool.Call] as a [ToolResult] with IsError set and a text that
+// says what to do, and a nil error. The Store's methods report the same
+// conditions as an [*Error], which carries the operation, the path, the
+// sentinel ([ErrInvalidPath], [ErrBudgetExceeded], ..., for [errors.Is])
+// and the model-facing hint. Failures of the host (disk, cancelled context,
+// closed store, another process holding the lock) are Go errors from both,
+// and never an *Error.
 package memory

@@ -178,13 +178,14 @@ func (c *Session) bind(tools []Tool) []Tool {
 
 // do runs f as one step of the conversation: no other call of the session
 // runs meanwhile, so what f reads or writes and what it records of it are
-// one step. It waits for the session's turn as long as ctx allows.
-func (c *Session) do(ctx context.Context, f func() (ToolResult, error)) (ToolResult, error) {
+// one step. It waits for the session's turn as long as ctx allows; op
+// names the operation in the error when it does not.
+func (c *Session) do(ctx context.Context, op string, f func() (ToolResult, error)) (ToolResult, error) {
 	select {
 	case c.turn <- struct{}{}:
 		defer func() { <-c.turn }()
 	case <-ctx.Done():
-		return ToolResult{}, hostErr("tool", "", ctx.Err())
+		return ToolResult{}, hostErr(op, "", ctx.Err())
 	}
 	return f()
 }

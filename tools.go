@@ -96,8 +96,8 @@ type toolDef struct {
 }
 
 // define makes the toolDef of a tool whose arguments are an A.
-func define[A any](name string, describe func(*Store) string, run func(ctx context.Context, c *Session, a *A) (ToolResult, error)) toolDef {
-	return toolDef{
+func define[A any](name string, describe func(*Store) string, run func(ctx context.Context, c *Session, a *A) (ToolResult, error)) *toolDef {
+	return &toolDef{
 		name:     name,
 		describe: describe,
 		args:     reflect.TypeFor[A](),
@@ -124,15 +124,13 @@ func (d *toolDef) call(ctx context.Context, c *Session, raw json.RawMessage) (To
 // toolDefs are the memory tools, in the order Tools returns them; the last
 // four are the reflection tools.
 var toolDefs = []*toolDef{
-	ptr(define("memory_list", describeList, runList)),
-	ptr(define("memory_search", describeSearch, runSearch)),
-	ptr(define("memory_read", describeRead, runRead)),
-	ptr(define("memory_write", describeWrite, runWrite)),
-	ptr(define("memory_patch", describePatch, runPatch)),
-	ptr(define("memory_append", describeAppend, runAppend)),
+	define("memory_list", describeList, runList),
+	define("memory_search", describeSearch, runSearch),
+	define("memory_read", describeRead, runRead),
+	define("memory_write", describeWrite, runWrite),
+	define("memory_patch", describePatch, runPatch),
+	define("memory_append", describeAppend, runAppend),
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // makeTools renders the tool definitions for s: descriptions and schemas
 // name its fact files and budget. The store makes them once, at Open.
@@ -229,7 +227,7 @@ func describeRead(*Store) string {
 const readHeader = "version: %s\n\n"
 
 func runRead(ctx context.Context, c *Session, a *readArgs) (ToolResult, error) {
-	return c.do(ctx, func() (ToolResult, error) {
+	return c.do(ctx, "read", func() (ToolResult, error) {
 		text, err := c.s.Read(ctx, a.Path)
 		if err != nil {
 			return errResult(err)
@@ -268,7 +266,7 @@ func describeWrite(s *Store) string {
 }
 
 func runWrite(ctx context.Context, c *Session, a *writeArgs) (ToolResult, error) {
-	return c.do(ctx, func() (ToolResult, error) {
+	return c.do(ctx, "write", func() (ToolResult, error) {
 		data, err := c.s.write(ctx, a.Path, a.Content, c.guard(a.Version))
 		if err != nil {
 			return errResult(err)
@@ -303,7 +301,7 @@ func runPatch(ctx context.Context, c *Session, a *patchArgs) (ToolResult, error)
 	for i, p := range a.Patches {
 		patches[i] = Patch(p)
 	}
-	return c.do(ctx, func() (ToolResult, error) {
+	return c.do(ctx, "patch", func() (ToolResult, error) {
 		data, err := c.s.patch(ctx, a.Path, patches, c.guard(a.Version))
 		if err != nil {
 			return errResult(err)
@@ -335,7 +333,7 @@ func runAppend(ctx context.Context, c *Session, a *appendArgs) (ToolResult, erro
 	if a.Summary != nil {
 		summary = *a.Summary
 	}
-	return c.do(ctx, func() (ToolResult, error) {
+	return c.do(ctx, "append", func() (ToolResult, error) {
 		// The conversation keeps a current view of the file when it had
 		// one, or when this append created the file.
 		var current bool

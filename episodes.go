@@ -5,8 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+	"time"
 
 	"github.com/mdmemory/memory/internal/markdown"
 )
@@ -57,6 +56,9 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 	if len(body) == 0 {
 		return nil, modelErr(op, t.path, ErrInvalidContent, "the entry is empty", "; give the text to add")
 	}
+	if err := checkClosed(op, t.path, "the entry", body); err != nil {
+		return nil, err
+	}
 	ed := markdown.Parse(body)
 	if t.isFact() {
 		err = checkFactEntry(op, t, ed)
@@ -75,10 +77,10 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 // appendTo returns old with body appended and the summary refreshed.
 func (s *Store) appendTo(op string, t target, old, body []byte, summary string) ([]byte, error) {
 	base := markdown.TrimTrailingBlankLines(old)
-	if len(base) == 0 {
-		// Start a new file with its head, so the entry can never be read
-		// as the title or summary line.
-		base = markdown.TrimTrailingBlankLines(markdown.Parse(nil).SetHead(s.title(t), "-"))
+	if bd := markdown.Parse(base); !bd.Title.OK || !bd.Summary.OK {
+		// Give the file its head first, so that the entry can never be
+		// read as the title or summary line, and then replaced by it.
+		base = markdown.TrimTrailingBlankLines(bd.SetHead(s.title(t), "-"))
 	}
 	out := make([]byte, 0, len(base)+len(body)+3)
 	out = append(out, base...)
@@ -99,21 +101,6 @@ func (s *Store) appendTo(op string, t target, old, body []byte, summary string) 
 	return d.SetHead(s.title(t), summary), nil
 }
 
-// checkSummary validates an explicit summary and returns it trimmed.
-func checkSummary(op, p, summary string) (string, error) {
-	switch {
-	case strings.ContainsAny(summary, "\r\n"):
-		return "", modelErr(op, p, ErrInvalidContent, "summary must be a single line", "; drop the line breaks")
-	case !utf8.ValidString(summary) || strings.ContainsFunc(summary, unicode.IsControl):
-		return "", modelErr(op, p, ErrInvalidContent, "summary contains a control character or is not UTF-8 text", "")
-	}
-	summary = strings.TrimSpace(summary)
-	if n := utf8.RuneCountInString(summary); n > summaryArgMax {
-		return "", modelErr(op, p, ErrInvalidContent, fmt.Sprintf("summary is %d characters, over the limit of %d", n, summaryArgMax), "; aim for under 10 words")
-	}
-	return summary, nil
-}
-
 // episodeEntry checks an episode entry's shape and adds its Date line when
 // it has none.
 func (s *Store) episodeEntry(op string, t target, d *markdown.Doc) ([]byte, error) {
@@ -132,9 +119,14 @@ func (s *Store) episodeEntry(op string, t target, d *markdown.Doc) ([]byte, erro
 		return nil, modelErr(op, t.path, ErrInvalidContent, "the entry's \"## \" heading is empty", "; name the task in it")
 	}
 	if e.Date != "" {
-		if !strings.HasPrefix(e.Date, t.month+"-") {
+		day, err := time.Parse(time.DateOnly, e.Date)
+		switch {
+		case err != nil:
+			return nil, modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("the entry's date %q is not a date written YYYY-MM-DD", cut(printable(e.Date), 40)),
+				"; write it as \"- Date: "+t.month+"-DD\" with the day the task happened")
+		case day.Format("2006-01") != t.month:
 			return nil, modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("the entry is dated %s, outside %s", e.Date, t.path),
-				fmt.Sprintf("; append it to episodes/%s.md, or correct its \"- Date:\" line", e.Date[:7]))
+				fmt.Sprintf("; append it to %s/%s.md, or correct its \"- Date:\" line", episodesDir, day.Format("2006-01")))
 		}
 		return src, nil
 	}

@@ -189,9 +189,18 @@ func TestDerivedSummaries(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Write(ctx, "facts/memory.md", "- Prefers trains\n- Tavily returns stale prices; cross-check airline sites\n- vim\n- Pet: cat\n- Pet: dog\n"))
 	d = markdown.Parse([]byte(readFile(t, dir, "facts/memory.md")))
-	require.Equal(t, "Prefers…; Tavily returns stale…; vim; Pet", d.Summary.Text, "first words, never all of them; labels once")
+	require.Equal(t, "Prefers…; Tavily returns stale…; vi…; Pet", d.Summary.Text, "first words, never all of them; labels once")
 	_, err = s.Patch(ctx, "facts/memory.md", []memory.Patch{{OldText: "Prefers trains", NewText: "Prefers planes"}})
 	require.NoError(t, err)
+	_, err = s.Patch(ctx, "facts/memory.md", []memory.Patch{{OldText: "vim", NewText: "emacs"}})
+	require.NoError(t, err)
+	require.NoError(t, s.Write(ctx, "facts/memory.md", "- 姓名：张三\n- 素食\n- see https://example.com/x\n- Pet: cat\n"))
+	d = markdown.Parse([]byte(readFile(t, dir, "facts/memory.md")))
+	require.Equal(t, "姓名; 素…; see…; Pet", d.Summary.Text, "full-width colons; a colon inside a word is no label")
+	for _, old := range []string{"姓名：张三", "素食", "see https://example.com/x"} {
+		_, err = s.Patch(ctx, "facts/memory.md", []memory.Patch{{OldText: old, NewText: old + "!"}})
+		require.NoError(t, err, old)
+	}
 
 	// Long labelled summaries keep the first facts that fit.
 	var many []string
@@ -261,6 +270,16 @@ func TestEpisodeDatesInTheirMonth(t *testing.T) {
 	err = s.Append(ctx, "episodes/2026-02.md", "## Misfiled\n- Date: 2026-03-01", "")
 	require.ErrorIs(t, err, memory.ErrInvalidContent)
 	require.Contains(t, hint(t, err), "the entry is dated 2026-03-01, outside episodes/2026-02.md; append it to episodes/2026-03.md")
+
+	// A date that is not YYYY-MM-DD is refused, through the tool too, and
+	// never crashes.
+	for _, date := range []string{"today", "2026-3-5", "2026-02", "2026-02-30", "26/02/2026"} {
+		err = s.Append(ctx, "episodes/2026-02.md", "## Odd date\n- Date: "+date, "")
+		require.ErrorIs(t, err, memory.ErrInvalidContent, date)
+		require.Contains(t, hint(t, err), "is not a date written YYYY-MM-DD", date)
+		r := call(t, s, "memory_append", mustJSON(t, map[string]any{"path": "episodes/2026-02.md", "entry": "## Odd\n- Date: " + date, "summary": nil}))
+		require.True(t, r.IsError, date)
+	}
 
 	// Back-filling a past month with the day it happened is fine.
 	require.NoError(t, s.Append(ctx, "episodes/2026-02.md", "## Late note\n- Date: 2026-02-10", ""))

@@ -60,8 +60,9 @@ var (
 //	}
 //
 // The tools give the model Hint as the text of a [ToolResult] with IsError
-// set. Error() names the operation, the path, the sentinel and what was
-// wrong, but not the instructions meant for the model.
+// set. For the errors the library makes, Error() names the operation, the
+// path, the sentinel and what was wrong, but not the instructions meant for
+// the model; for an Error made elsewhere it shows Hint.
 type Error struct {
 	Op   string // the operation: "read", "write", "patch", "append", "search", ...
 	Path string // the path as given (quoted when it holds odd characters); "" when none

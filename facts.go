@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/mdmemory/memory/internal/markdown"
 )
@@ -51,10 +52,16 @@ func (s *Store) checkBudget(op string, t target, oldSize, newSize int) error {
 		return nil
 	}
 	what := fmt.Sprintf("facts/ would be %s bytes, over the %s-byte budget", thousands(after), thousands(s.opts.FactsBudget))
-	if newSize > s.opts.FactsBudget {
+	// What the change itself brings: the whole file for a write, what it
+	// adds for a patch or an append.
+	own := newSize - oldSize
+	if op == "write" {
+		own = newSize
+	}
+	if own > s.opts.FactsBudget {
 		// Condensing what is there cannot make room: the change is too big.
 		if now > 0 {
-			what += fmt.Sprintf(" (%s alone would be %s bytes)", t.path, thousands(newSize))
+			what += fmt.Sprintf(" (the change alone is %s bytes)", thousands(own))
 		}
 		return modelErr(op, t.path, ErrBudgetExceeded, what,
 			"; nothing was written. Make this change shorter: keep only the facts worth loading into every prompt, one short line each")
@@ -99,7 +106,8 @@ func (s *Store) title(t target) string {
 //     of the first ones as fit, since a person puts the defining facts
 //     first: a bullet's label, the words before a colon ("Name" for
 //     "- Name: Zhang San"), or its first words and "…" (at most three,
-//     never all of them), so that the summary never repeats a fact line;
+//     never all of them; of a one-word fact, all but its last character),
+//     so that the summary never repeats a fact line;
 //
 // A single part too long to fit is cut with "…". A file with nothing to list
 // gets "no entries yet" (month) or "no facts yet" (facts).
@@ -109,36 +117,45 @@ func (s *Store) deriveSummary(t target, d *markdown.Doc) string {
 	if !t.isFact() {
 		titles := make([]string, 0, len(d.Entries))
 		for _, e := range d.Entries {
-			if e.Title != "" {
-				titles = append(titles, e.Title)
+			if title := printable(e.Title); title != "" {
+				titles = append(titles, title)
 			}
 		}
 		return joinFit(titles, ", ", true, "no entries yet")
 	}
 	facts := make([]string, 0, len(d.Items))
 	for _, it := range d.Items {
-		if l := factLabel(it.Text); l != "" && !slices.Contains(facts, l) {
+		if l := factLabel(printable(it.Text)); l != "" && !slices.Contains(facts, l) {
 			facts = append(facts, l)
 		}
 	}
 	return joinFit(facts, "; ", false, "no facts yet")
 }
 
-// factLabel is how a derived summary names a fact: by its label, the words
-// before a colon ("Name" for "Name: Zhang San"), or else by its first words
-// and "…" ("Tavily returns stale…"). A summary line made of labels never
-// repeats a whole fact line, so a memory_patch of that line matches once.
+// factLabel is how a derived summary names a fact: by its label, the one
+// to three words before a colon that ends a word ("Name" for "Name: Zhang
+// San", "姓名" for "姓名：张三"), or else by its first words and "…"
+// ("Tavily returns stale…"; a fact of one word, its first characters:
+// "vegetaria…"). A summary line made of labels never repeats a whole fact
+// line, so a memory_patch of that line matches once.
 func factLabel(text string) string {
-	if label, _, ok := strings.Cut(text, ":"); ok {
-		if n := len(strings.Fields(label)); n >= 1 && n <= 3 {
-			return strings.TrimSpace(label)
+	for i, r := range text {
+		if r == '：' || r == ':' && (i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\t') {
+			if label := strings.TrimSpace(text[:i]); label != "" && len(strings.Fields(label)) <= 3 {
+				return label
+			}
+			break
 		}
 	}
 	words := strings.Fields(text)
-	if len(words) <= 1 {
-		return strings.Join(words, "")
+	switch {
+	case len(words) > 1:
+		return strings.Join(words[:min(3, len(words)-1)], " ") + "…"
+	case len(words) == 1 && utf8.RuneCountInString(words[0]) > 1:
+		r := []rune(words[0])
+		return string(r[:min(20, len(r)-1)]) + "…"
 	}
-	return strings.Join(words[:min(3, len(words)-1)], " ") + "…"
+	return strings.Join(words, "")
 }
 
 // joinFit joins as many parts as fit in summaryMax characters, keeping the

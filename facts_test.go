@@ -78,9 +78,16 @@ func TestBudgetEmptyFacts(t *testing.T) {
 	require.NoError(t, s.Write(ctx, "facts/memory.md", "# Memory\n\n> Summary: m\n\n- m\n"))
 	err = s.Append(ctx, "facts/user.md", strings.Repeat("- fact\n", 30), "")
 	require.ErrorIs(t, err, memory.ErrBudgetExceeded)
-	require.Contains(t, hint(t, err), "(facts/user.md alone would be ")
-	require.Contains(t, hint(t, err), "Make this change shorter")
 	require.NoFileExists(t, filepath.Join(dir, "facts", "user.md"))
+	require.Contains(t, hint(t, err), "(the change alone is 237 bytes)")
+	require.Contains(t, hint(t, err), "Make this change shorter")
+
+	// A small append to a file that is itself over the budget (a person's
+	// edit): condensing is the remedy, not a shorter append.
+	writeFile(t, dir, "facts/user.md", "# User\n\n> Summary: u\n\n"+strings.Repeat("- long fact\n", 20))
+	err = s.Append(ctx, "facts/user.md", "- one more", "")
+	require.ErrorIs(t, err, memory.ErrBudgetExceeded)
+	require.Contains(t, hint(t, err), "Condense the fact files first")
 }
 
 func TestFactTitles(t *testing.T) {

@@ -467,7 +467,7 @@ func (s *Store) head(p string) (info FileInfo, ok bool, err error) {
 		}
 		d = markdown.Parse(append(buf, more...))
 	}
-	return FileInfo{Path: p, Summary: d.Summary.Text, Size: st.Size()}, true, nil
+	return FileInfo{Path: p, Summary: printable(d.Summary.Text), Size: st.Size()}, true, nil
 }
 
 // Read returns the content of the file at path. It returns an error wrapping
@@ -576,6 +576,9 @@ func (s *Store) write(ctx context.Context, p, content string, check guard) ([]by
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		data = append(data, '\n')
 	}
+	if err := checkClosed(op, t.path, "content", data); err != nil {
+		return nil, err
+	}
 	d := markdown.Parse(data)
 	if !d.Title.OK || !d.Summary.OK {
 		summary := d.Summary.Text
@@ -628,7 +631,19 @@ func (s *Store) patch(ctx context.Context, p string, patches []Patch, check guar
 		if old == nil {
 			return nil, modelErr(op, t.path, ErrNotFound, t.path+" does not exist", "; create it with memory_write or memory_append")
 		}
-		return applyPatches(op, t, string(old), patches)
+		if !isText(old) {
+			return nil, modelErr(op, t.path, ErrInvalidContent, t.path+" holds bytes that are not text (NUL bytes or invalid UTF-8, from an edit outside the memory tools), so it cannot be patched",
+				"; memory_read it and memory_write the whole corrected text with the version memory_read gave")
+		}
+		data, err := applyPatches(op, t, string(old), patches)
+		if err != nil {
+			return nil, err
+		}
+		if !markdown.Closed(data) && markdown.Closed(old) {
+			return nil, modelErr(op, t.path, ErrInvalidContent, "the patched file would end inside an open block (a ``` or ~~~ code fence, an HTML comment or <pre> block)",
+				", so anything added after it would fall inside; close the block in newText. Nothing was changed")
+		}
+		return data, nil
 	})
 }
 
@@ -639,17 +654,18 @@ func applyPatches(op string, t target, text string, patches []Patch) ([]byte, er
 		if pt.OldText == "" {
 			return nil, modelErr(op, t.path, ErrPatchFailed, which+": oldText is empty", "; copy the exact text to replace from memory_read. Nothing was changed")
 		}
-		switch n := countOverlapping(text, pt.OldText); n {
+		switch n := occurrences(text, pt.OldText); n {
 		case 1:
 			text = strings.Replace(text, pt.OldText, pt.NewText, 1)
 		case 0:
 			return nil, modelErr(op, t.path, ErrPatchFailed, which+": oldText was not found in "+t.path+afterEarlier(i), "; call memory_read and copy the text exactly. Nothing was changed")
 		default:
-			return nil, modelErr(op, t.path, ErrPatchFailed, fmt.Sprintf("%s: oldText was found %d times in %s%s", which, n, t.path, afterEarlier(i)), "; include more of the surrounding text so it matches once. Nothing was changed")
+			times := fmt.Sprintf("%d times", n)
+			if n > maxCount {
+				times = fmt.Sprintf("more than %d times", maxCount)
+			}
+			return nil, modelErr(op, t.path, ErrPatchFailed, fmt.Sprintf("%s: oldText was found %s in %s%s", which, times, t.path, afterEarlier(i)), "; include more of the surrounding text so it matches once. Nothing was changed")
 		}
-	}
-	if err := checkText(op, t.path, "the patched file", text); err != nil {
-		return nil, err
 	}
 	return []byte(text), nil
 }
@@ -661,33 +677,27 @@ func afterEarlier(i int) string {
 	return " (after the earlier patches were applied)"
 }
 
-// countOverlapping counts the occurrences of sub in s, overlapping ones
-// included: "aa" occurs twice in "aaa".
-func countOverlapping(s, sub string) int {
+// occurrences counts the occurrences of sub in s, overlapping ones
+// included ("aa" occurs twice in "aaa"), up to maxCount+1: a patch needs
+// no more to say what went wrong, and counting every overlapping occurrence
+// of a long self-similar text would cost the product of the two lengths,
+// under the lock.
+func occurrences(s, sub string) int {
 	n := 0
-	for {
+	for n <= maxCount {
 		i := strings.Index(s, sub)
 		if i < 0 {
-			return n
+			break
 		}
 		n++
 		_, size := utf8.DecodeRuneInString(s[i:])
 		s = s[i+size:]
 	}
+	return n
 }
 
-// checkText refuses text no memory file may hold.
-func checkText(op, p, what, text string) error {
-	switch {
-	case !utf8.ValidString(text):
-		return modelErr(op, p, ErrInvalidContent, what+" is not valid UTF-8 text", "")
-	case strings.IndexByte(text, 0) >= 0:
-		return modelErr(op, p, ErrInvalidContent, what+" contains a NUL byte", "; memory files are plain text")
-	case len(text) > maxFileSize:
-		return modelErr(op, p, ErrInvalidContent, fmt.Sprintf("%s is %s bytes, over the %s-byte limit for one memory file", what, thousands(len(text)), thousands(maxFileSize)), "; keep memory condensed")
-	}
-	return nil
-}
+// maxCount is the most occurrences of a patch's oldText that are counted.
+const maxCount = 10
 
 // update is the one read-modify-write of the store. In the Store's turn and
 // under the directory's lock file it reads t (nil when it does not exist),

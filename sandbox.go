@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // The sandbox. Paths from the model are matched against a small grammar, not
@@ -103,7 +104,13 @@ func (s *Store) validPaths() string {
 // characters, or an absurdly long one, is shown quoted or cut.
 func quoteIfOdd(p string) string {
 	if len(p) > 200 {
-		p = p[:200] + "…"
+		// Cut at a character's start, so that the cut text is still
+		// UTF-8 where the path was.
+		i := 200
+		for i > 0 && !utf8.RuneStart(p[i]) {
+			i--
+		}
+		p = p[:i] + "…"
 	}
 	if strings.ContainsFunc(p, unicode.IsControl) || p == "" {
 		return strconv.Quote(p)

@@ -323,7 +323,7 @@ func (s *Store) render(hits []search.Hit, query string) []SearchHit {
 			continue // cannot happen: the index and files change together
 		}
 		doc := f.docs[i]
-		hit := SearchHit{Path: h.File, Line: doc.line, Title: cut(doc.title, snippetMax), Date: h.Date, Score: h.Score}
+		hit := SearchHit{Path: h.File, Line: doc.line, Title: cut(printable(doc.title), snippetMax), Date: h.Date, Score: h.Score}
 		hit.Snippet = hit.Title
 		file, ok := open[h.File]
 		if !ok {
@@ -381,7 +381,7 @@ func snippet(text string, terms []string, fact bool) string {
 			best, bestN = l, n
 		}
 	}
-	return cut(best, snippetMax)
+	return cut(printable(best), snippetMax)
 }
 
 // Context renders what memory holds for a prompt about query, in at most

@@ -1,10 +1,12 @@
 package memory
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -34,16 +36,29 @@ type Session struct {
 	s  *Store
 	id string
 
-	turn chan struct{}     // one slot: the session's calls take effect one at a time
-	seen map[string]string // path → version, as the conversation last saw it; guarded by turn
+	turn chan struct{}        // one slot: the session's calls take effect one at a time
+	seen map[string]*fileView // path → what the conversation knows of the file; guarded by turn
 }
+
+// fileView is what a conversation knows of one file: the version it last
+// read or wrote, and the versions it read or wrote before that from which
+// only its own changes lead to the current one. A version token from any of
+// those is the conversation's own past, not a change it has not seen, so
+// parallel calls carrying the token of one read all go through.
+type fileView struct {
+	current string
+	lineage []string // oldest first, current last; at most maxLineage
+}
+
+// maxLineage bounds the versions a conversation keeps of one file.
+const maxLineage = 64
 
 // NewSession returns a new conversation on s, with nothing read yet. The
 // store does not keep it: it lives as long as the caller holds it.
 func (s *Store) NewSession() *Session { return s.newSession("") }
 
 func (s *Store) newSession(id string) *Session {
-	return &Session{s: s, id: id, turn: make(chan struct{}, 1), seen: map[string]string{}}
+	return &Session{s: s, id: id, turn: make(chan struct{}, 1), seen: map[string]*fileView{}}
 }
 
 // Session returns the conversation that the host names id, such as an MCP
@@ -53,7 +68,8 @@ func (s *Store) newSession(id string) *Session {
 // and runs the call with [Session.Call].
 //
 // The store keeps the Options.MaxSessions conversations used most recently
-// (by Session, [Session.Call] or their tools) and forgets older ones; a
+// (by Session, [Session.Call] or their tools) and forgets older ones, but
+// never one with a call under way; a
 // forgotten conversation comes back empty, with nothing read, so its next
 // memory_write or memory_patch must read the file again or carry its
 // version. [Session.End] forgets one at once. An empty id names no
@@ -75,9 +91,15 @@ func (s *Store) Session(id string) *Session {
 	}
 	c := s.newSession(id)
 	r.byID[id] = r.lru.PushFront(c)
-	for r.lru.Len() > s.opts.MaxSessions {
-		old := r.lru.Remove(r.lru.Back()).(*Session)
-		delete(r.byID, old.id)
+	// Forget the least recently used, passing over any with a call under
+	// way: forgetting one would split its conversation in two.
+	for e := r.lru.Back(); r.lru.Len() > s.opts.MaxSessions && e != nil; {
+		prev := e.Prev()
+		if old := e.Value.(*Session); len(old.turn) == 0 {
+			r.lru.Remove(e)
+			delete(r.byID, old.id)
+		}
+		e = prev
 	}
 	return c
 }
@@ -163,11 +185,13 @@ func unknownTool(name string, names []string) ToolResult {
 	return ToolResult{IsError: true, Text: fmt.Sprintf("there is no tool named %q here; the tools are %s", cut(name, 100), strings.Join(names, ", "))}
 }
 
-// bind returns copies of tools whose calls run in this conversation.
+// bind returns copies of tools whose calls run in this conversation. Each
+// gets its own copy of the schema, which an SDK may change.
 func (c *Session) bind(tools []Tool) []Tool {
 	out := make([]Tool, len(tools))
 	for i, t := range tools {
 		def := t.def
+		t.InputSchema = bytes.Clone(t.InputSchema)
 		t.call = func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
 			return def.call(ctx, c, args)
 		}
@@ -190,45 +214,107 @@ func (c *Session) do(ctx context.Context, op string, f func() (ToolResult, error
 	return f()
 }
 
-// saw records that the conversation has seen path with this content. The
+// saw records that the conversation has seen path with this content, by
+// memory_read or as the reflector's prompt shows it. The caller holds the
+// session's turn.
+func (c *Session) saw(path string, content []byte) {
+	v := version(content)
+	if view, ok := c.seen[path]; ok && view.current == v {
+		return // nothing new: the lineage still leads here
+	}
+	c.seen[path] = &fileView{current: v, lineage: []string{v}}
+}
+
+// changed records the conversation's own change of path from old to data,
+// made with the guard's consent or by an append to a file it knew. The
 // caller holds the session's turn.
-func (c *Session) saw(path string, content []byte) { c.seen[path] = version(content) }
+func (c *Session) changed(path string, old, data []byte) {
+	from, to := version(old), version(data)
+	view, ok := c.seen[path]
+	if !ok || view.current != from || from == "" {
+		// The change starts from a version the conversation knew (the
+		// guard checked it) but had not recorded as its current one.
+		view = &fileView{}
+		if from != "" {
+			view.lineage = []string{from}
+		}
+		c.seen[path] = view
+	}
+	view.current = to
+	view.lineage = append(view.lineage, to)
+	if n := len(view.lineage); n > maxLineage {
+		view.lineage = slices.Delete(view.lineage, 0, n-maxLineage)
+	}
+}
+
+// knows reports whether the conversation's view of path is the file's
+// current content, old.
+func (c *Session) knows(path string, old []byte) bool {
+	view, ok := c.seen[path]
+	return ok && old != nil && view.current == version(old)
+}
 
 // guard returns the check of memory_write and memory_patch for a call that
 // carries want (nil for a null version): the current content must be the
-// version the call names, or, with none, the version the conversation last
-// saw. The caller holds the session's turn; the check runs under the
-// store's lock, just before the change.
-func (c *Session) guard(want *string) guard {
+// version the call names, or one of the conversation's own earlier
+// versions of it when nothing but the conversation changed it since; with
+// no version, the conversation must know the current content. The caller
+// holds the session's turn; the check runs under the store's lock, just
+// before the change.
+//
+// The guard keeps the content it vetted in *before, for the record of the
+// change.
+func (c *Session) guard(want *string, before *[]byte) guard {
 	return func(op string, t target, old []byte) error {
+		*before = old
 		if want != nil {
-			if old == nil {
-				return modelErr(op, t.path, ErrConflict, t.path+" does not exist: it was deleted since that version was read",
-					"; nothing was changed. To create it anew, call memory_"+op+" again with version null")
-			}
-			if *want != version(old) {
-				return modelErr(op, t.path, ErrConflict, t.path+" is not at the version given: it changed since that version was read (edited by a person or another agent)",
-					"; nothing was changed. Call memory_read to see the current text and its version, then redo the change on it")
-			}
-			return nil
+			return c.checkVersion(op, t, old, *want)
 		}
-		v, ok := c.seen[t.path]
+		view, ok := c.seen[t.path]
 		switch {
-		case old == nil && ok && v != "":
+		case old == nil && ok:
 			// Deleted since it was read, by a person or another agent: say
 			// so once; a second call creates the file anew.
 			delete(c.seen, t.path)
-			return modelErr(op, t.path, ErrConflict, t.path+" was deleted since you last read it",
-				"; nothing was changed. If it should exist again, call memory_"+op+" again")
+			return modelErr(op, t.path, ErrConflict, t.path+" was deleted since you last read it", "; nothing was changed. "+recreate(op))
 		case old == nil:
 			return nil // nothing to overwrite
 		case !ok:
 			return modelErr(op, t.path, ErrConflict, t.path+" already exists and was not read in this conversation",
 				"; nothing was changed. Call memory_read first so nothing in it is lost, then memory_"+op+" again")
-		case v != version(old):
+		case view.current != version(old):
 			return modelErr(op, t.path, ErrConflict, t.path+" changed since you last read it (edited by a person or another agent)",
 				"; nothing was changed. Call memory_read to see the current text, then redo the change on it")
 		}
 		return nil
 	}
+}
+
+// checkVersion is the guard for a call that carries a version token: want
+// must be the version of old, or, when the conversation knows old, a
+// version from which only its own changes led to old. An empty token means
+// the file must not exist, as for [Store.WriteIf].
+func (c *Session) checkVersion(op string, t target, old []byte, want string) error {
+	switch {
+	case want == "" && old == nil:
+		return nil
+	case want == "":
+		return modelErr(op, t.path, ErrConflict, t.path+` exists, and version "" is for a file that does not`,
+			"; nothing was changed. Call memory_read to see the current text and its version, then redo the change on it")
+	case old == nil:
+		delete(c.seen, t.path)
+		return modelErr(op, t.path, ErrConflict, t.path+" does not exist: it was deleted since that version was read", "; nothing was changed. "+recreate(op))
+	case want == version(old) || c.knows(t.path, old) && slices.Contains(c.seen[t.path].lineage, want):
+		return nil
+	}
+	return modelErr(op, t.path, ErrConflict, t.path+" is not at the version given: it changed since that version was read (edited by a person or another agent)",
+		"; nothing was changed. Call memory_read to see the current text and its version, then redo the change on it")
+}
+
+// recreate says how to bring back a file deleted since it was read.
+func recreate(op string) string {
+	if op == "patch" {
+		return "If it should exist again, create it with memory_write or memory_append"
+	}
+	return "If it should exist again, call memory_write again with version null"
 }

@@ -105,6 +105,17 @@ func TestParallelCallsOfOneConversation(t *testing.T) {
 			})
 			require.Equal(t, strings.ReplaceAll(lines(32), ": old", ": new"), readFile(t, dir, "facts/user.md"))
 		}},
+		{"32 parallel patches carrying the version of one read", func(t *testing.T, s *memory.Store, dir string) {
+			writeFile(t, dir, "facts/user.md", lines(32))
+			c := s.NewSession()
+			v, _ := readVersion(t, c, "facts/user.md")
+			parallel(32, func(i int) {
+				r, err := c.Call(context.Background(), "memory_patch", json.RawMessage(patchArgs("facts/user.md", fmt.Sprintf("- line %02d: old", i), fmt.Sprintf("- line %02d: new", i), v)))
+				assert.NoError(t, err)
+				assert.False(t, r.IsError, r.Text)
+			})
+			require.Equal(t, strings.ReplaceAll(lines(32), ": old", ": new"), readFile(t, dir, "facts/user.md"))
+		}},
 		{"4 × 15 parallel writes of one file", func(t *testing.T, s *memory.Store, dir string) {
 			writeFile(t, dir, "facts/user.md", "# User\n\n> Summary: start\n\n- start\n")
 			tools := s.Tools()
@@ -209,25 +220,42 @@ func TestParallelCallsStillRefuseOthersChanges(t *testing.T) {
 		}},
 	}
 	for _, tt := range others {
-		t.Run(tt.name, func(t *testing.T) {
-			for range runs {
-				s, dir := open(t, nil)
-				writeFile(t, dir, "facts/user.md", lines(32))
-				c := s.NewSession()
-				readVersion(t, c, "facts/user.md")
-				tt.change(t, s, dir)
-				parallel(31, func(i int) {
-					r, err := c.Call(context.Background(), "memory_patch", json.RawMessage(patchArgs("facts/user.md", fmt.Sprintf("- line %02d: old", i), fmt.Sprintf("- line %02d: mine", i), nil)))
-					assert.NoError(t, err)
-					assert.True(t, r.IsError, "call %d must be refused", i)
-					assert.Contains(t, r.Text, "changed since you last read it")
-				})
-				got := readFile(t, dir, "facts/user.md")
-				require.Contains(t, got, "- line 31: theirs")
-				require.NotContains(t, got, ": mine")
-			}
-		})
+		for _, token := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, version token %v", tt.name, token), func(t *testing.T) {
+				for range runs {
+					s, dir := open(t, nil)
+					writeFile(t, dir, "facts/user.md", lines(32))
+					c := s.NewSession()
+					v, _ := readVersion(t, c, "facts/user.md")
+					var version any
+					if token {
+						version = v
+					}
+					tt.change(t, s, dir)
+					parallel(31, func(i int) {
+						r, err := c.Call(context.Background(), "memory_patch", json.RawMessage(patchArgs("facts/user.md", fmt.Sprintf("- line %02d: old", i), fmt.Sprintf("- line %02d: mine", i), version)))
+						assert.NoError(t, err)
+						assert.True(t, r.IsError, "call %d must be refused", i)
+						assert.Contains(t, r.Text, "changed since")
+					})
+					got := readFile(t, dir, "facts/user.md")
+					require.Contains(t, got, "- line 31: theirs")
+					require.NotContains(t, got, ": mine")
+				}
+			})
+		}
 	}
+
+	// A token from before a change the conversation has since read is
+	// refused: the conversation's own past begins at its last read.
+	s, dir := open(t, nil)
+	writeFile(t, dir, "facts/user.md", lines(4))
+	c := s.NewSession()
+	v0, _ := readVersion(t, c, "facts/user.md")
+	writeFile(t, dir, "facts/user.md", strings.Replace(lines(4), "line 03: old", "line 03: theirs", 1))
+	readVersion(t, c, "facts/user.md")
+	r := sessionCall(t, c, "memory_patch", patchArgs("facts/user.md", "- line 00: old", "- line 00: mine", v0))
+	require.True(t, r.IsError, "v0 was based on what the person changed since")
 }
 
 // TestStatelessClient: every call through a fresh tool set, as the MCP
@@ -295,10 +323,16 @@ func TestStatelessClient(t *testing.T) {
 	require.True(t, r.IsError)
 	require.Contains(t, r.Text, "does not exist: it was deleted since that version was read")
 	require.NoFileExists(t, dir+"/facts/memory.md")
+	r = sessionCall(t, fresh(), "memory_patch", patchArgs("facts/memory.md", "x", "y", v))
+	require.True(t, r.IsError)
+	require.Contains(t, r.Text, "create it with memory_write or memory_append", "a patch cannot bring it back")
+	// Version "" is the version of a file that does not exist, as for
+	// WriteIf: it creates one, and refuses to replace one.
 	r = sessionCall(t, fresh(), "memory_write", `{"path": "facts/memory.md", "content": "- x", "version": ""}`)
-	require.True(t, r.IsError, "an empty version is a version, not null")
-	r = sessionCall(t, fresh(), "memory_write", `{"path": "facts/memory.md", "content": "- x", "version": null}`)
 	require.False(t, r.IsError, r.Text)
+	r = sessionCall(t, fresh(), "memory_write", `{"path": "facts/memory.md", "content": "- z", "version": ""}`)
+	require.True(t, r.IsError)
+	require.Contains(t, r.Text, `exists, and version "" is for a file that does not`)
 
 	// The version is a function of the content alone: a client that kept
 	// the text computes it.
@@ -437,7 +471,8 @@ func TestDescriptionsStayTrue(t *testing.T) {
 	mu.Lock()
 	now = time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
 	mu.Unlock()
-	later := s.Tools()
+	march, _ := open(t, &memory.Options{Now: clock}) // a registry built in the next month
+	later := march.Tools()
 	for i := range tools {
 		require.Equal(t, tools[i].Description, later[i].Description, tools[i].Name)
 		require.Equal(t, tools[i].InputSchema, later[i].InputSchema, tools[i].Name)

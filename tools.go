@@ -213,18 +213,20 @@ func runSearch(ctx context.Context, c *Session, a *searchArgs) (ToolResult, erro
 
 type readArgs struct {
 	Path string `json:"path" desc:"A memory file: {paths}."`
+	Line *int   `json:"line" desc:"The line to start from: to read on where a long file was cut, or from a memory_search hit. Null to read from the start."`
 }
 
 func describeRead(*Store) string {
-	return "Read one memory file in full. Use it when the memory index or memory_list shows a file " +
+	return "Read one memory file. Use it when the memory index or memory_list shows a file " +
 		"that may help with the task, and before changing a file with memory_write or memory_patch. " +
 		"The result is a line \"version: …\", a blank line, then the file's text: " +
-		"pass that version to memory_write or memory_patch so they change the file only if it is unchanged since."
+		"pass that version to memory_write or memory_patch so they change the file only if it is unchanged since. " +
+		"A file too long to show at once is cut at a line, and a \"lines:\" line after the version says which lines are shown and how to read on."
 }
 
-// readHeader starts memory_read's result: the version of the text that
-// follows it, as Version computes it.
-const readHeader = "version: %s\n\n"
+// readMax bounds the text one memory_read shows, in bytes: about 32,000
+// tokens, whatever a person put in the file.
+const readMax = 128 << 10
 
 func runRead(ctx context.Context, c *Session, a *readArgs) (ToolResult, error) {
 	return c.do(ctx, "read", func() (ToolResult, error) {
@@ -232,9 +234,68 @@ func runRead(ctx context.Context, c *Session, a *readArgs) (ToolResult, error) {
 		if err != nil {
 			return errResult(err)
 		}
+		head, shown, err := readView(a.Path, []byte(text), a.Line)
+		if err != nil {
+			return errResult(err)
+		}
 		c.saw(a.Path, []byte(text))
-		return ToolResult{Text: fmt.Sprintf(readHeader, Version(text)) + text}, nil
+		return ToolResult{Text: head + "\n" + shown}, nil
 	})
+}
+
+// readView renders what memory_read shows of a file's content b: a head of
+// "key: value" lines ending in a blank line (the version of the whole file;
+// which lines are shown, when not all; a note when the file is not text),
+// and the text shown, from line from (1-based; nil for 1) on, whole lines
+// up to readMax bytes.
+func readView(p string, b []byte, from *int) (head, shown string, err error) {
+	start, first := 0, 1
+	if from != nil {
+		first = *from
+	}
+	total := bytes.Count(b, []byte("\n"))
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		total++
+	}
+	if first < 1 || first > max(total, 1) {
+		return "", "", modelErr("read", p, ErrInvalidContent, fmt.Sprintf("line %d is not in %s, which has %s", first, p, plural(total, "line", "lines")),
+			"; give a line from 1 to the number of lines, or null")
+	}
+	for range first - 1 {
+		start += bytes.IndexByte(b[start:], '\n') + 1
+	}
+	end, last := start, first-1
+	for end < len(b) {
+		next := len(b)
+		if i := bytes.IndexByte(b[end:], '\n'); i >= 0 {
+			next = end + i + 1
+		}
+		if next-start > readMax {
+			if end == start {
+				// One line longer than readMax: show its start.
+				end = start + readMax
+				for end > start && !utf8.RuneStart(b[end]) {
+					end--
+				}
+				last = first
+			}
+			break
+		}
+		end, last = next, last+1
+	}
+	head = "version: " + version(b) + "\n"
+	if start > 0 || end < len(b) {
+		head += fmt.Sprintf("lines: %d-%d of %d", first, last, total)
+		if end < len(b) {
+			head += fmt.Sprintf("; the file is %s bytes, more than memory_read shows at once: memory_read with line %d for the rest", thousands(len(b)), last+1)
+		}
+		head += "\n"
+	}
+	if !isText(b) {
+		head += "note: the file holds bytes that are not text (NUL bytes or invalid UTF-8, from an edit outside the memory tools), shown as \uFFFD; " +
+			"memory_patch cannot change it: memory_write the corrected whole text with this version\n"
+	}
+	return head, shownText(b[start:end]), nil
 }
 
 // memory_write
@@ -267,11 +328,12 @@ func describeWrite(s *Store) string {
 
 func runWrite(ctx context.Context, c *Session, a *writeArgs) (ToolResult, error) {
 	return c.do(ctx, "write", func() (ToolResult, error) {
-		data, err := c.s.write(ctx, a.Path, a.Content, c.guard(a.Version))
+		var old []byte
+		data, err := c.s.write(ctx, a.Path, a.Content, c.guard(a.Version, &old))
 		if err != nil {
 			return errResult(err)
 		}
-		c.saw(a.Path, data)
+		c.changed(a.Path, old, data)
 		return jsonResult(changed{Path: a.Path, Size: len(data), Version: version(data)}, nil)
 	})
 }
@@ -302,11 +364,12 @@ func runPatch(ctx context.Context, c *Session, a *patchArgs) (ToolResult, error)
 		patches[i] = Patch(p)
 	}
 	return c.do(ctx, "patch", func() (ToolResult, error) {
-		data, err := c.s.patch(ctx, a.Path, patches, c.guard(a.Version))
+		var old []byte
+		data, err := c.s.patch(ctx, a.Path, patches, c.guard(a.Version, &old))
 		if err != nil {
 			return errResult(err)
 		}
-		c.saw(a.Path, data)
+		c.changed(a.Path, old, data)
 		return jsonResult(changed{Path: a.Path, Size: len(data), AppliedCount: len(patches), Version: version(data)}, nil)
 	})
 }
@@ -337,9 +400,9 @@ func runAppend(ctx context.Context, c *Session, a *appendArgs) (ToolResult, erro
 		// The conversation keeps a current view of the file when it had
 		// one, or when this append created the file.
 		var current bool
+		var before []byte
 		note := func(op string, t target, old []byte) error {
-			v, ok := c.seen[t.path]
-			current = old == nil || ok && v == version(old)
+			current, before = old == nil || c.knows(t.path, old), old
 			return nil
 		}
 		data, err := c.s.append(ctx, a.Path, a.Entry, summary, note)
@@ -348,7 +411,7 @@ func runAppend(ctx context.Context, c *Session, a *appendArgs) (ToolResult, erro
 		}
 		res := changed{Path: a.Path, Size: len(data)}
 		if current {
-			c.saw(a.Path, data)
+			c.changed(a.Path, before, data)
 			res.Version = version(data)
 		}
 		return jsonResult(res, nil)

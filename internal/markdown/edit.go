@@ -71,3 +71,17 @@ func isBlank(line []byte) bool {
 	}
 	return true
 }
+
+// Closed reports whether every block src opens is closed by its end: a
+// paragraph placed after src, past a blank line, would stand on its own
+// rather than fall inside a ``` or ~~~ code fence, an HTML comment, a <pre>
+// block or another block that only its end marker closes.
+func Closed(src []byte) bool {
+	probe := make([]byte, 0, len(src)+4)
+	probe = append(probe, src...)
+	if len(probe) > 0 && probe[len(probe)-1] != '\n' {
+		probe = append(probe, '\n')
+	}
+	probe = append(probe, "\nx\n"...)
+	return Parse(probe).StartsBlock(len(probe) - 2)
+}

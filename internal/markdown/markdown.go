@@ -74,13 +74,26 @@ type Doc struct {
 	quoteGoesOn bool // the summary's blockquote has more after the Summary paragraph
 
 	src   []byte
-	lines []int // offsets of line starts
+	scan  []byte // src as goldmark read it: a byte-order mark turned into spaces
+	lines []int  // offsets of line starts
 }
 
-// Parse reads src. It never fails: any byte sequence is some markdown.
+// bom is the UTF-8 byte-order mark some editors (Windows Notepad) write at
+// the start of a file.
+const bom = "\ufeff"
+
+// Parse reads src. It never fails: any byte sequence is some markdown. A
+// byte-order mark at the start counts as indentation, so "\ufeff# User" has
+// the title "User"; edits keep it where it is.
 func Parse(src []byte) *Doc {
-	root := blockParser().Parse(text.NewReader(src))
-	d := &Doc{src: src, lines: lineStarts(src)}
+	scan := src
+	if bytes.HasPrefix(src, []byte(bom)) {
+		// Three spaces of indentation change no block's meaning, and keep
+		// every offset as it is in src.
+		scan = append([]byte("   "), src[len(bom):]...)
+	}
+	root := blockParser().Parse(text.NewReader(scan))
+	d := &Doc{src: src, scan: scan, lines: lineStarts(src)}
 
 	first := root.FirstChild()
 	for first != nil && first.Kind() == ast.KindLinkReferenceDefinition {
@@ -265,7 +278,7 @@ func (d *Doc) headingSpan(h *ast.Heading) Span {
 // isATX reports whether the line at start opens an ATX heading: up to three
 // spaces, one to six '#', then a space, a tab or the end of the line.
 func (d *Doc) isATX(start int) bool {
-	line := d.src[start:d.lineEnd(start)]
+	line := d.scan[start:d.lineEnd(start)]
 	i := 0
 	for i < len(line) && i < 3 && line[i] == ' ' {
 		i++
@@ -319,7 +332,7 @@ func (d *Doc) text(n ast.Node) string {
 	parts := make([]string, 0, lines.Len())
 	for i := range lines.Len() {
 		seg := lines.At(i)
-		if s := strings.TrimSpace(string(seg.Value(d.src))); s != "" {
+		if s := strings.TrimSpace(string(seg.Value(d.scan))); s != "" {
 			parts = append(parts, s)
 		}
 	}
@@ -331,7 +344,7 @@ func (d *Doc) firstLine(it ast.Node) string {
 	for c := it.FirstChild(); c != nil; c = c.NextSibling() {
 		if l := c.Lines(); l.Len() > 0 {
 			seg := l.At(0)
-			return strings.TrimSpace(string(seg.Value(d.src)))
+			return strings.TrimSpace(string(seg.Value(d.scan)))
 		}
 	}
 	return ""

@@ -210,3 +210,26 @@ func TestEmptyListItem(t *testing.T) {
 	d := Parse([]byte("-\n- b\n"))
 	require.Equal(t, []string{"", "b"}, []string{d.Items[0].Text, d.Items[1].Text})
 }
+
+// TestByteOrderMark: a UTF-8 byte-order mark (Windows Notepad writes one)
+// before the title counts as indentation, and edits keep it.
+func TestByteOrderMark(t *testing.T) {
+	src := []byte("\ufeff# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n")
+	d := Parse(src)
+	require.True(t, d.Title.OK)
+	require.Equal(t, "User", d.Title.Text)
+	require.Equal(t, 0, d.Title.Start)
+	require.Equal(t, "Zhang San", d.Summary.Text)
+	require.Len(t, d.Items, 1)
+	require.Equal(t, "Name: Zhang San", d.Items[0].Text)
+	require.Equal(t, "\ufeff# User\n\n> Summary: new\n\n- Name: Zhang San\n", string(d.SetHead("x", "new")))
+
+	d = Parse([]byte("\ufeffUser\n====\n\n> Summary: s\n"))
+	require.Equal(t, "User", d.Title.Text, "a Setext title")
+	d = Parse([]byte("\ufeff## Entry\n- Date: 2026-02-01\n"))
+	require.Len(t, d.Entries, 1)
+	require.Equal(t, "Entry", d.Entries[0].Title)
+	require.Equal(t, "2026-02-01", d.Entries[0].Date)
+	d = Parse([]byte("\ufeffjust text\n"))
+	require.False(t, d.Title.OK)
+}

@@ -1,0 +1,161 @@
+package memory
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mdmemory/memory/internal/markdown"
+)
+
+// What text a memory file may hold, and what the model is shown of it.
+//
+// Text from the model (content, an entry, a patch's newText) is UTF-8 with
+// no NUL byte, no carriage return other than in a CRLF line ending (a lone
+// CR ends a line for CommonMark readers and terminals but not for the
+// store, so it could forge structure), containers nested at most maxNesting
+// deep, and no block left open at its end; a memory file is at most
+// maxFileSize bytes. A summary is one line of printable text.
+//
+// A person's editor may put anything in a file. What goes to the model of
+// it is made printable: a summary or title with control characters, NUL
+// bytes or invalid UTF-8 is shown with each such character replaced (see
+// printable), and memory_read shows a file that is not text with U+FFFD in
+// place of the bytes that are not, and says so.
+
+// maxNesting bounds how deep blockquotes and lists in model text nest:
+// deeper nesting serves no memory, and parsing it costs more than linear
+// time, under the lock, at every later change of the file.
+const maxNesting = 32
+
+// checkText refuses text from the model that no memory file may hold.
+func checkText(op, p, what, text string) error {
+	switch {
+	case !utf8.ValidString(text):
+		return modelErr(op, p, ErrInvalidContent, what+" is not valid UTF-8 text", "")
+	case strings.IndexByte(text, 0) >= 0:
+		return modelErr(op, p, ErrInvalidContent, what+" contains a NUL byte", "; memory files are plain text")
+	case len(text) > maxFileSize:
+		return modelErr(op, p, ErrInvalidContent, fmt.Sprintf("%s is %s bytes, over the %s-byte limit for one memory file", what, thousands(len(text)), thousands(maxFileSize)), "; keep memory condensed")
+	case loneCR(text):
+		return modelErr(op, p, ErrInvalidContent, what+` contains a carriage return (\r) that does not end a line with \n`, `; end lines with \n only`)
+	}
+	if n := nesting(text); n > maxNesting {
+		return modelErr(op, p, ErrInvalidContent, fmt.Sprintf("%s nests blockquotes or lists %d levels deep", what, n), fmt.Sprintf("; memory files keep to %d levels", maxNesting))
+	}
+	return nil
+}
+
+// checkClosed refuses model text that leaves a block open at its end: an
+// unclosed ``` or ~~~ fence, HTML comment or <pre> block would swallow
+// whatever is added after it, and every later append would be refused.
+func checkClosed(op, p, what string, text []byte) error {
+	if markdown.Closed(text) {
+		return nil
+	}
+	return modelErr(op, p, ErrInvalidContent, what+" ends inside an open block (a ``` or ~~~ code fence, an HTML comment or <pre> block)",
+		", so anything added after it would fall inside; close the block at its end")
+}
+
+func loneCR(text string) bool {
+	for i := strings.IndexByte(text, '\r'); i >= 0; {
+		if i+1 == len(text) || text[i+1] != '\n' {
+			return true
+		}
+		next := strings.IndexByte(text[i+1:], '\r')
+		if next < 0 {
+			return false
+		}
+		i += 1 + next
+	}
+	return false
+}
+
+// nesting returns the deepest nesting of container blocks that any line of
+// text opens with its prefix: '>' and list markers, each after at most
+// three spaces.
+func nesting(text string) int {
+	deepest := 0
+	for line := range strings.Lines(text) {
+		for depth := 0; ; depth++ {
+			i := 0
+			for i < len(line) && i < 3 && line[i] == ' ' {
+				i++
+			}
+			rest := line[i:]
+			switch {
+			case strings.HasPrefix(rest, ">"):
+				line = rest[1:]
+				continue
+			case len(rest) > 1 && strings.IndexByte("-*+", rest[0]) >= 0 && (rest[1] == ' ' || rest[1] == '\t'):
+				line = rest[2:]
+				continue
+			}
+			deepest = max(deepest, depth)
+			break
+		}
+	}
+	return deepest
+}
+
+// isText reports whether a file's bytes are text the model can be shown
+// and patch as they are: valid UTF-8 with no NUL byte.
+func isText(b []byte) bool { return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0 }
+
+// shownText is a file's content as the model is shown it: as it is when it
+// is text, otherwise with U+FFFD for each NUL byte and each byte that is
+// not valid UTF-8.
+func shownText(b []byte) string {
+	if isText(b) {
+		return string(b)
+	}
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
+}
+
+// printable makes one line of text safe to show the model: invalid UTF-8
+// becomes U+FFFD, and control characters, line and paragraph separators
+// and NUL become spaces, runs of them one space.
+func printable(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, unprintable) {
+		return s
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		if unprintable(r) {
+			if !space {
+				b.WriteByte(' ')
+			}
+			space = true
+			continue
+		}
+		space = false
+		b.WriteRune(r)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// unprintable reports the characters a one-line text may not hold: control
+// characters and the Unicode line and paragraph separators.
+func unprintable(r rune) bool {
+	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029'
+}
+
+// checkSummary validates an explicit summary and returns it trimmed.
+func checkSummary(op, p, summary string) (string, error) {
+	switch {
+	case strings.ContainsAny(summary, "\r\n\u2028\u2029"):
+		return "", modelErr(op, p, ErrInvalidContent, "summary must be a single line", "; drop the line breaks")
+	case !utf8.ValidString(summary) || strings.ContainsFunc(summary, unicode.IsControl):
+		return "", modelErr(op, p, ErrInvalidContent, "summary contains a control character or is not UTF-8 text", "")
+	}
+	summary = strings.TrimSpace(summary)
+	if n := utf8.RuneCountInString(summary); n > summaryArgMax {
+		return "", modelErr(op, p, ErrInvalidContent, fmt.Sprintf("summary is %d characters, over the limit of %d", n, summaryArgMax), "; aim for under 10 words")
+	}
+	return summary, nil
+}

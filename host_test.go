@@ -49,16 +49,27 @@ func TestHostFailures(t *testing.T) {
 		s, dir := open(t, nil)
 		require.NoError(t, os.Remove(filepath.Join(dir, "episodes")))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "episodes"), []byte("x"), 0o644))
-		_, err := s.List(ctx)
-		require.Error(t, err)
-		require.False(t, isModelError(err), err)
-		_, err = s.IndexMessage(ctx)
-		require.Error(t, err)
+		writeFile(t, dir, "facts/user.md", "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n")
+		// What can be read is listed, and what cannot says so: a task can
+		// still start.
+		files, err := s.List(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []memory.FileInfo{
+			{Path: "facts/user.md", Summary: "Zhang San", Size: 48},
+			{Path: "episodes/", Error: "cannot be read: it is a file, not a folder; a person must fix the memory directory"},
+		}, files)
+		msg, err := s.IndexMessage(ctx)
+		require.NoError(t, err)
+		require.Contains(t, msg, "- facts/user.md (48B): Zhang San\n- episodes/: cannot be read: it is a file, not a folder; a person must fix the memory directory\n")
+		r, err := tool(t, s.Tools(), "memory_list").Call(ctx, nil)
+		require.NoError(t, err)
+		require.Contains(t, r.Text, `{"path":"episodes/","summary":"","size":0,"error":"cannot be read: it is a file, not a folder; a person must fix the memory directory"}`)
+		hits, err := s.Search(ctx, "Zhang", nil)
+		require.NoError(t, err, "search covers what can be read")
+		require.Len(t, hits, 1)
 		err = s.Append(ctx, "episodes/2026-02.md", "## x", "")
 		require.Error(t, err)
 		require.False(t, isModelError(err), err)
-		_, err = tool(t, s.Tools(), "memory_list").Call(ctx, nil)
-		require.Error(t, err)
 	})
 
 	t.Run("episodes is missing", func(t *testing.T) {

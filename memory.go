@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -98,9 +99,10 @@ func defaultFactFiles() []FactFile {
 
 // FileInfo describes one memory file, as memory_list shows it.
 type FileInfo struct {
-	Path    string `json:"path"`    // relative and slash-separated: "facts/user.md"
-	Summary string `json:"summary"` // the file's "> Summary:" line, "" when it has none
-	Size    int64  `json:"size"`    // bytes on disk
+	Path    string `json:"path"`            // relative and slash-separated: "facts/user.md"
+	Summary string `json:"summary"`         // the file's "> Summary:" line, "" when it has none
+	Size    int64  `json:"size"`            // bytes on disk
+	Error   string `json:"error,omitempty"` // why the file (or, for "episodes/", the folder) cannot be read; "" when it can
 }
 
 // A Store is a memory directory: the fact files under facts/ and the month
@@ -349,6 +351,11 @@ func (s *Store) now() time.Time { return s.opts.Now() }
 // configured order, then the month files, newest first. Only the head of
 // each file is read, for its summary. Files in the root that are not memory
 // files are not listed. An empty store gives an empty, non-nil slice.
+//
+// A file that cannot be read (its permissions, a person's mistake) is
+// listed with FileInfo.Error saying so, and the others as usual; when
+// episodes/ itself cannot be listed, a last entry with the path
+// "episodes/" says why. Only a done context or a closed store fail List.
 func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 	end, err := s.begin(ctx, "list", "")
 	if err != nil {
@@ -356,24 +363,40 @@ func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 	}
 	defer end()
 
-	paths, err := s.paths()
-	if err != nil {
-		return nil, hostErr("list", "", err)
-	}
+	paths, listErr := s.paths()
 	files := []FileInfo{}
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
 			return nil, hostErr("list", "", err)
 		}
 		info, ok, err := s.head(p)
-		if err != nil {
-			return nil, hostErr("list", "", err)
-		}
-		if ok {
+		switch {
+		case err != nil:
+			files = append(files, FileInfo{Path: p, Error: unreadable(p, err)})
+		case ok:
 			files = append(files, info)
 		}
 	}
+	if listErr != nil {
+		files = append(files, FileInfo{Path: episodesDir + "/", Error: unreadable(episodesDir+"/", listErr)})
+	}
 	return files, nil
+}
+
+// unreadable says why the file or folder (ending in "/") at p could not be
+// read, for FileInfo. It names no host path.
+func unreadable(p string, err error) string {
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, syscall.ENOTDIR) && strings.HasSuffix(p, "/"):
+		return "cannot be read: it is a file, not a folder; a person must fix the memory directory"
+	case errors.Is(err, syscall.ENOTDIR):
+		return "cannot be read: its folder is a file; a person must fix the memory directory"
+	case errors.As(err, &pe):
+		return "cannot be read (" + pe.Err.Error() + "); a person must fix it"
+	default:
+		return "cannot be read; a person must fix it"
+	}
 }
 
 // months returns the months that have a file in episodes/, newest first.
@@ -403,12 +426,10 @@ func (s *Store) months() ([]string, error) {
 
 // paths returns the paths the memory files may have: every configured fact
 // file, in order, then the month files there are, newest first. The fact
-// files need not exist.
+// files need not exist. When episodes/ cannot be listed, paths returns the
+// fact files and why.
 func (s *Store) paths() ([]string, error) {
 	months, err := s.months()
-	if err != nil {
-		return nil, err
-	}
 	paths := make([]string, 0, len(s.opts.FactFiles)+len(months))
 	for _, f := range s.opts.FactFiles {
 		paths = append(paths, factPath(f.Name))
@@ -416,7 +437,7 @@ func (s *Store) paths() ([]string, error) {
 	for _, m := range months {
 		paths = append(paths, episodesDir+"/"+m+".md")
 	}
-	return paths, nil
+	return paths, err
 }
 
 // regular stats the file at p. It returns nil, and no error, when p is
@@ -832,6 +853,9 @@ func (s *Store) removeTemps(dir string) error {
 	}
 	names, err := d.Readdirnames(-1)
 	d.Close()
+	if errors.Is(err, syscall.ENOTDIR) {
+		return nil // a file where the folder should be: nothing to clean
+	}
 	if err != nil {
 		return err
 	}

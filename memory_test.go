@@ -73,10 +73,19 @@ func TestOpenFailures(t *testing.T) {
 	_, err = memory.Open(filepath.Join(file, "sub"), nil)
 	require.Error(t, err)
 
+	// facts/ is a file: the store opens, and says what it cannot read.
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "facts"), nil, 0o644))
-	_, err = memory.Open(dir, nil)
-	require.Error(t, err, "facts is a file, not a folder")
+	s, err := memory.Open(dir, nil)
+	require.NoError(t, err)
+	defer s.Close()
+	files, err := s.List(context.Background())
+	require.NoError(t, err)
+	require.Len(t, files, 2)
+	for _, f := range files {
+		require.Equal(t, "cannot be read: its folder is a file; a person must fix the memory directory", f.Error, f.Path)
+	}
+	require.Error(t, s.Write(context.Background(), "facts/user.md", "- x"), "a host failure until a person fixes it")
 }
 
 func TestOpenRemovesLeftoverTemps(t *testing.T) {

@@ -176,11 +176,11 @@ func TestIndexMessageGolden(t *testing.T) {
 }
 
 func TestIndexMessageBudget(t *testing.T) {
-	s, _ := open(t, &memory.Options{IndexBudget: 500})
+	s, _ := open(t, &memory.Options{IndexBudget: 700})
 	seedIndex(t, s, 30)
 	msg, err := s.IndexMessage(context.Background())
 	require.NoError(t, err)
-	require.LessOrEqual(t, len([]rune(msg)), 500)
+	require.LessOrEqual(t, len([]rune(msg)), 700)
 	require.Contains(t, msg, "- facts/user.md (")
 	require.Contains(t, msg, "- facts/memory.md (")
 	require.Contains(t, msg, "- episodes/2022-06.md (", "the newest month is kept")

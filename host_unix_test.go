@@ -4,10 +4,14 @@ package memory_test
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 
+	"github.com/mdmemory/memory"
 	"github.com/stretchr/testify/require"
 )
 
@@ -25,4 +29,61 @@ func TestFIFO(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, hits)
 	require.NoError(t, s.Append(ctx, "facts/memory.md", "- a FIFO takes no room in the budget", ""))
+}
+
+// TestHandEditUnreadable: a file that cannot be read (its permissions) is
+// listed as such, and every task can still start. Root reads any file, so
+// under root the store is opened by a worker process running as nobody.
+func TestHandEditUnreadable(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "memory")
+	s := openAt(t, dir, nil)
+	writeFile(t, dir, "facts/user.md", "# User\n\n> Summary: secret\n")
+	writeFile(t, dir, "facts/memory.md", "# Memory\n\n> Summary: lessons\n")
+	require.NoError(t, os.Chmod(filepath.Join(dir, "facts", "user.md"), 0))
+
+	var got struct {
+		Files []memory.FileInfo
+		Index string
+	}
+	if os.Geteuid() != 0 {
+		var err error
+		got.Files, err = s.List(context.Background())
+		require.NoError(t, err)
+		got.Index, err = s.IndexMessage(context.Background())
+		require.NoError(t, err)
+	} else {
+		const nobody = 65534
+		// nobody needs a way in: folders it may enter, a lock file it may
+		// open, and a copy of this test binary it may run.
+		for _, d := range []string{filepath.Dir(base), base, dir} {
+			require.NoError(t, os.Chmod(d, 0o755))
+		}
+		require.NoError(t, os.Chmod(filepath.Join(dir, ".lock"), 0o666))
+		bin := filepath.Join(base, "memory.test")
+		copyFile(t, os.Args[0], bin)
+		cmd := startWorker(t, "list", dir, 0, 0)
+		cmd.Path, cmd.Args[0] = bin, bin
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		out, err := cmd.Output()
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(out, &got))
+	}
+	require.Equal(t, []memory.FileInfo{
+		{Path: "facts/user.md", Error: "cannot be read (permission denied); a person must fix it"},
+		{Path: "facts/memory.md", Summary: "lessons", Size: 29},
+	}, got.Files)
+	require.Contains(t, got.Index, "- facts/user.md: cannot be read (permission denied); a person must fix it\n- facts/memory.md (29B): lessons\n")
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	src, err := os.Open(from)
+	require.NoError(t, err)
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	require.NoError(t, err)
+	_, err = io.Copy(dst, src)
+	require.NoError(t, err)
+	require.NoError(t, dst.Close())
 }

@@ -761,7 +761,9 @@ func (s *Store) update(ctx context.Context, op string, t target, check guard, ed
 // data atomically. old is the current content (nil when the file does not
 // exist).
 func (s *Store) commit(ctx context.Context, op string, t target, old, data []byte) error {
-	if len(data) > maxFileSize {
+	if len(data) > maxFileSize && len(data) > len(old) {
+		// A change that does not grow a file a person made oversized is
+		// allowed, so that it can be condensed in steps.
 		return modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("%s would be %s bytes, over the %s-byte limit for one memory file", t.path, thousands(len(data)), thousands(maxFileSize)), "; start a new file or condense this one")
 	}
 	if t.isFact() {

@@ -63,6 +63,18 @@ func worker(role, dir, id string, nStr string) error {
 				return err
 			}
 		}
+	case "list":
+		// Prints what List and IndexMessage give, as JSON, for a parent
+		// that runs this worker as another user.
+		files, err := s.List(ctx)
+		if err != nil {
+			return err
+		}
+		msg, err := s.IndexMessage(ctx)
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(os.Stdout).Encode(map[string]any{"files": files, "index": msg})
 	case "crash":
 		// Writes versions of facts/user.md and appends entries, forever,
 		// each sequence going on from what is on disk; a line on stdout

@@ -117,26 +117,18 @@ func shownText(b []byte) string {
 
 // printable makes one line of text safe to show the model: invalid UTF-8
 // becomes U+FFFD, and control characters, line and paragraph separators
-// and NUL become spaces, runs of them one space.
+// and NUL become spaces, with the spacing around them made single.
 func printable(s string) string {
 	if utf8.ValidString(s) && !strings.ContainsFunc(s, unprintable) {
 		return s
 	}
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	var b strings.Builder
-	space := false
-	for _, r := range s {
+	s = strings.Map(func(r rune) rune {
 		if unprintable(r) {
-			if !space {
-				b.WriteByte(' ')
-			}
-			space = true
-			continue
+			return ' '
 		}
-		space = false
-		b.WriteRune(r)
-	}
-	return strings.TrimSpace(b.String())
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // unprintable reports the characters a one-line text may not hold: control

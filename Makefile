@@ -5,9 +5,9 @@ FUZZTIME ?=
 COVERMIN ?= 95.0
 LIBPKGS  := . ./internal/...
 
-.PHONY: ci test vet fmt fmt-check coverage fuzz bench bench-peers
+.PHONY: ci test vet fmt fmt-check coverage fuzz bench bench-smoke bench-peers
 
-ci: fmt-check test coverage fuzz
+ci: fmt-check test coverage fuzz bench-smoke
 
 test: vet
 	$(GO) test -race -count=1 ./...
@@ -40,6 +40,11 @@ fuzz:
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 $(LIBPKGS)
+
+# Every benchmark once, so that CI catches one that no longer runs. The
+# figures mean nothing; make bench measures.
+bench-smoke:
+	$(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./...
 
 # Search side by side with SQLite FTS5 and ripgrep on the same corpus: the
 # peers' script generates it and measures them, then the Go benchmark runs

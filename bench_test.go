@@ -16,10 +16,12 @@ import (
 // same atomic replace done with nothing but the os package, so that
 // "Append is within 2× of the disk" is a ratio measured in one run.
 
-// entry is an episode entry of about 300 bytes.
-func entry(i int) string {
-	return fmt.Sprintf("## Task %d: compare flights to Tokyo in April\n- Summary: Spring Airlines cheapest for the April trip\n- Date: 2026-02-26\n"+
-		"- Task: user asked to compare flights and prices for a family of three\n- Lesson: search results had stale prices; cross-check airline sites\n", i)
+// entry is an episode entry of about 300 bytes, dated in the month of
+// path ("episodes/2026-02.md").
+func entry(i int, path string) string {
+	month := strings.TrimSuffix(strings.TrimPrefix(path, "episodes/"), ".md")
+	return fmt.Sprintf("## Task %d: compare flights to Tokyo in April\n- Summary: Spring Airlines cheapest for the April trip\n- Date: %s-26\n"+
+		"- Task: user asked to compare flights and prices for a family of three\n- Lesson: search results had stale prices; cross-check airline sites\n", i, month)
 }
 
 func BenchmarkAppend(b *testing.B) {
@@ -34,7 +36,7 @@ func benchAppend(b *testing.B, s *memory.Store) {
 	n := 0
 	for b.Loop() {
 		path := fmt.Sprintf("episodes/%04d-%02d.md", 2000+n/72, n/6%12+1)
-		if err := s.Append(ctx, path, entry(n), ""); err != nil {
+		if err := s.Append(ctx, path, entry(n, path), ""); err != nil {
 			b.Fatal(err)
 		}
 		n++
@@ -99,7 +101,7 @@ func BenchmarkList(b *testing.B) {
 		var body strings.Builder
 		body.WriteString("# " + month + " Episodes\n\n> Summary: Tokyo flight research, birthday gift ideas, login bug fix\n\n")
 		for i := range 6 {
-			body.WriteString(entry(i) + "\n")
+			body.WriteString(entry(i, "episodes/2026-02.md") + "\n")
 		}
 		writeFile(b, dir, "episodes/"+month+".md", body.String())
 	}
@@ -116,7 +118,7 @@ func BenchmarkIndexMessage(b *testing.B) {
 	ctx := context.Background()
 	for m := range 120 {
 		month := fmt.Sprintf("%04d-%02d", 2016+m/12, m%12+1)
-		writeFile(b, dir, "episodes/"+month+".md", "# "+month+" Episodes\n\n> Summary: Tokyo flight research, birthday gift ideas\n\n"+entry(m))
+		writeFile(b, dir, "episodes/"+month+".md", "# "+month+" Episodes\n\n> Summary: Tokyo flight research, birthday gift ideas\n\n"+entry(m, "episodes/"+month+".md"))
 	}
 	for b.Loop() {
 		if _, err := s.IndexMessage(ctx); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -138,14 +140,36 @@ func TestLargeFilesAreBounded(t *testing.T) {
 	// budget, and says so.
 	big := "# User\n\n> Summary: too much\n\n" + strings.Repeat("- a fact a person pasted in\n", 60000)
 	writeFile(t, dir, "facts/user.md", big)
-	llm := script(t, reply("nothing"))
+	var patch memory.ToolCall
+	require.NoError(t, json.Unmarshal([]byte(fmt.Sprintf(`{"ID": "1", "Name": "memory_patch", "Arguments": %s}`, patchArgs("facts/user.md", "> Summary: too much", "> Summary: fewer", nil))), &patch))
+	llm := script(t, reply("", patch), reply("nothing"))
 	_, err = memory.NewReflector(s, llm, nil).Reflect(ctx, memory.Task{})
 	require.NoError(t, err)
 	sys := llm.reqs[0].System
 	require.Less(t, len(sys), 40000)
 	require.Contains(t, sys, "</file version=\""+memory.Version(big)+"\">\nfacts/user.md is 1,680,029 bytes, far over the budget, so only its start is shown: memory_read it and condense it with memory_write.")
-	r = call(t, s, "memory_patch", patchArgs("facts/user.md", "> Summary: too much", "> Summary: fewer", nil))
-	require.True(t, r.IsError, "a fact file shown only in part does not count as read")
+	results := toolMessages(llm.reqs[1])
+	require.Len(t, results, 1)
+	require.Contains(t, results[0].Content, "was not read in this conversation", "a fact file shown only in part does not count as read")
+
+	// Nor does a memory_read that showed only part of a file: replacing it
+	// whole needs its version.
+	c = s.NewSession()
+	sessionCall(t, c, "memory_read", `{"path": "facts/user.md", "line": null}`)
+	r = sessionCall(t, c, "memory_write", `{"path": "facts/user.md", "content": "- all gone", "version": null}`)
+	require.True(t, r.IsError)
+	require.Contains(t, r.Text, "was not read in this conversation")
+
+	// A line longer than memory_read shows: its start, and what is left
+	// out, and no line after the last to read on with.
+	long := "# T\n\n" + strings.Repeat("é", 150<<10)
+	writeFile(t, dir, "episodes/2026-03.md", long)
+	r = call(t, s, "memory_read", `{"path": "episodes/2026-03.md", "line": 3}`)
+	require.False(t, r.IsError, r.Text)
+	head, body, _ = strings.Cut(r.Text, "\n\n")
+	require.Contains(t, head, "lines: 3-3 of 3; line 3 is 307,200 bytes, longer than memory_read shows at once, so only its first 131,072 are shown; memory_write would replace")
+	require.NotContains(t, head, "line 4")
+	require.Equal(t, strings.Repeat("é", 64<<10), body, "cut at a character")
 }
 
 // TestOpenBlocksRefused: an entry or content that leaves a block open at
@@ -197,6 +221,13 @@ func TestForgedStructure(t *testing.T) {
 	_, err = s.Patch(ctx, "facts/user.md", []memory.Patch{{OldText: "x", NewText: "a\rb"}})
 	require.ErrorIs(t, err, memory.ErrInvalidContent)
 	require.NoError(t, s.Write(ctx, "facts/memory.md", "- windows\r\n- line endings\r\n"), "CRLF is a line ending")
+	// A patch cannot make a lone CR out of the text around it.
+	_, err = s.Patch(ctx, "facts/memory.md", []memory.Patch{{OldText: "\n- line endings", NewText: "## Forged entry"}})
+	require.ErrorIs(t, err, memory.ErrInvalidContent)
+	require.Contains(t, hint(t, err), `carriage return (\r) that does not end a line`)
+	// Nor can a summary line in written content hold a separator.
+	err = s.Write(ctx, "facts/memory.md", "# Memory\n\n> Summary: one\u2028two\n\n- x\n")
+	require.ErrorIs(t, err, memory.ErrInvalidContent)
 
 	// A fact entry that looks like a summary line is kept as the entry.
 	writeFile(t, dir, "facts/user.md", "# User\n")
@@ -241,8 +272,25 @@ func TestCostUnderTheLockIsBounded(t *testing.T) {
 	err = s.Append(ctx, "episodes/2026-02.md", deep, "")
 	require.ErrorIs(t, err, memory.ErrInvalidContent)
 	require.Contains(t, hint(t, err), "nests blockquotes or lists 24000 levels deep; memory files keep to 32 levels")
-	require.ErrorIs(t, s.Write(ctx, "facts/user.md", strings.Repeat("- ", 40)+"x"), memory.ErrInvalidContent)
+	for _, prefix := range []string{"- ", "1. ", "1) ", ">\t", ">    ", "> 1. "} {
+		require.ErrorIs(t, s.Write(ctx, "facts/user.md", strings.Repeat(prefix, 40)+"x"), memory.ErrInvalidContent, "%q", prefix)
+	}
 	require.NoError(t, s.Write(ctx, "facts/user.md", strings.Repeat("> ", 32)+"x"), "32 levels are fine")
+
+	// Nor can patches build it up, a few levels at a time.
+	require.NoError(t, s.Write(ctx, "facts/memory.md", "- "+strings.Repeat("> ", 30)+"x\n"))
+	_, err = s.Patch(ctx, "facts/memory.md", []memory.Patch{{OldText: "> x", NewText: "> > > > x"}})
+	require.ErrorIs(t, err, memory.ErrInvalidContent)
+	require.Contains(t, hint(t, err), "would nest blockquotes or lists more than 32 levels deep")
+
+	// One call makes at most 100 patches.
+	many := make([]memory.Patch, 101)
+	for i := range many {
+		many[i] = memory.Patch{OldText: fmt.Sprint(i), NewText: "x"}
+	}
+	_, err = s.Patch(ctx, "facts/memory.md", many)
+	require.ErrorIs(t, err, memory.ErrInvalidContent)
+	require.Contains(t, hint(t, err), "101 patches is more than the 100 one call may make")
 }
 
 // TestEchoesAreBounded: what a bad argument echoes back is short and UTF-8.
@@ -306,4 +354,46 @@ func TestReadResultHeader(t *testing.T) {
 	r = call(t, s, "memory_write", mustJSON(t, map[string]any{"path": "facts/user.md", "content": content + "- b\n", "version": memory.Version(content)}))
 	require.NoError(t, json.Unmarshal([]byte(r.Text), &res))
 	require.Equal(t, memory.Version(content+"- b\n"), res.Version)
+}
+
+// TestToolsOnUnreadableFiles: a tool call on a file the index lists as
+// unreadable is the model's to skip, not the end of the task.
+func TestToolsOnUnreadableFiles(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "facts"), nil, 0o644))
+	s, err := memory.Open(dir, &memory.Options{Now: feb26})
+	require.NoError(t, err)
+	defer s.Close()
+	for name, args := range map[string]string{
+		"memory_read":   `{"path": "facts/user.md", "line": null}`,
+		"memory_append": `{"path": "facts/user.md", "entry": "- x", "summary": null}`,
+		"memory_write":  `{"path": "facts/user.md", "content": "- x", "version": null}`,
+	} {
+		r := call(t, s, name, args)
+		require.True(t, r.IsError, name)
+		require.Equal(t, "the file cannot be used (its folder is a file); a person must fix the memory directory. Leave it be and go on without it", r.Text, name)
+	}
+	// The reflector goes on past it.
+	var appendCall memory.ToolCall
+	require.NoError(t, json.Unmarshal([]byte(`{"ID": "1", "Name": "memory_append", "Arguments": {"path": "facts/user.md", "entry": "- x", "summary": null}}`), &appendCall))
+	llm := script(t, reply("", appendCall), reply("could not record"))
+	ref, err := memory.NewReflector(s, llm, nil).Reflect(context.Background(), memory.Task{})
+	require.NoError(t, err)
+	require.Equal(t, "could not record", ref.Assessment)
+}
+
+// TestStaleVersionOnWrite: a version from before the conversation's own
+// write does not let another write replace it unseen; a patch, whose
+// oldText must still match, may carry it.
+func TestStaleVersionOnWrite(t *testing.T) {
+	s, _ := open(t, nil)
+	require.NoError(t, s.Write(context.Background(), "facts/user.md", "# User\n\n> Summary: s\n\n- a\n"))
+	c := s.NewSession()
+	v1, content := readVersion(t, c, "facts/user.md")
+	r := sessionCall(t, c, "memory_write", mustJSON(t, map[string]any{"path": "facts/user.md", "content": content + "- from call A\n", "version": v1}))
+	require.False(t, r.IsError, r.Text)
+	r = sessionCall(t, c, "memory_write", mustJSON(t, map[string]any{"path": "facts/user.md", "content": content + "- from call B\n", "version": v1}))
+	require.True(t, r.IsError, "B would replace A's write unseen")
+	r = sessionCall(t, c, "memory_patch", patchArgs("facts/user.md", "- a\n", "- a!\n", v1))
+	require.False(t, r.IsError, r.Text)
 }

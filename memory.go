@@ -601,6 +601,9 @@ func (s *Store) write(ctx context.Context, p, content string, check guard) ([]by
 		return nil, err
 	}
 	d := markdown.Parse(data)
+	if d.Summary.OK && strings.ContainsFunc(d.Summary.Text, unprintable) {
+		return nil, modelErr(op, t.path, ErrInvalidContent, "the content's summary line holds a control character or a line or paragraph separator", "; make it one line of plain text")
+	}
 	if !d.Title.OK || !d.Summary.OK {
 		summary := d.Summary.Text
 		if !d.Summary.OK {
@@ -643,6 +646,17 @@ func (s *Store) patch(ctx context.Context, p string, patches []Patch, check guar
 	if len(patches) == 0 {
 		return nil, modelErr(op, t.path, ErrInvalidContent, "patches is empty", "; give at least one {oldText, newText} pair")
 	}
+	if len(patches) > maxPatches {
+		return nil, modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("%d patches is more than the %d one call may make", len(patches), maxPatches),
+			"; make fewer, larger patches, or memory_write the whole file")
+	}
+	size := 0
+	for _, pt := range patches {
+		size += len(pt.OldText) + len(pt.NewText)
+	}
+	if size > 2*maxFileSize {
+		return nil, modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("the patches hold %s bytes, more than twice the %s-byte limit for one memory file", thousands(size), thousands(maxFileSize)), "; memory_write the whole file instead")
+	}
 	for i, pt := range patches {
 		if err := checkText(op, t.path, fmt.Sprintf("patch %d of %d: newText", i+1, len(patches)), pt.NewText); err != nil {
 			return nil, err
@@ -660,8 +674,17 @@ func (s *Store) patch(ctx context.Context, p string, patches []Patch, check guar
 		if err != nil {
 			return nil, err
 		}
-		if !markdown.Closed(data) && markdown.Closed(old) {
-			return nil, modelErr(op, t.path, ErrInvalidContent, "the patched file would end inside an open block (a ``` or ~~~ code fence, an HTML comment or <pre> block)",
+		// What the patches made, together with the text around them, is held
+		// to the rules of model text, unless the file broke them already
+		// (a person's edit): it can still be patched elsewhere.
+		switch {
+		case loneCR(string(data)) && !loneCR(string(old)):
+			return nil, modelErr(op, t.path, ErrInvalidContent, `the patched file would hold a carriage return (\r) that does not end a line with \n`,
+				"; keep line endings as they are around oldText. Nothing was changed")
+		case nesting(string(data)) > max(maxNesting, nesting(string(old))):
+			return nil, modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("the patched file would nest blockquotes or lists more than %d levels deep", maxNesting), ". Nothing was changed")
+		case !markdown.Closed(data) && markdown.Closed(old):
+			return nil, modelErr(op, t.path, ErrInvalidContent, "the patched file would end inside an open block (a ``` or ~~~ code fence, an HTML comment, or an HTML block such as <pre>)",
 				", so anything added after it would fall inside; close the block in newText. Nothing was changed")
 		}
 		return data, nil
@@ -717,8 +740,13 @@ func occurrences(s, sub string) int {
 	return n
 }
 
-// maxCount is the most occurrences of a patch's oldText that are counted.
-const maxCount = 10
+// maxCount is the most occurrences of a patch's oldText that are counted,
+// and maxPatches the most patches one call may make: each scans the file
+// under the lock.
+const (
+	maxCount   = 10
+	maxPatches = 100
+)
 
 // update is the one read-modify-write of the store. In the Store's turn and
 // under the directory's lock file it reads t (nil when it does not exist),

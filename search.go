@@ -422,7 +422,7 @@ func (s *Store) Context(ctx context.Context, query string, budget int) (string, 
 		byLine, ok := entries[h.Path]
 		if !ok {
 			text, err := s.Read(ctx, h.Path)
-			if err != nil && !errors.Is(err, ErrNotFound) {
+			if stops(err) {
 				return "", err
 			}
 			byLine = entriesByLine(text)

@@ -42,9 +42,10 @@ type Session struct {
 
 // fileView is what a conversation knows of one file: the version it last
 // read or wrote, and the versions it read or wrote before that from which
-// only its own changes lead to the current one. A version token from any of
-// those is the conversation's own past, not a change it has not seen, so
-// parallel calls carrying the token of one read all go through.
+// only its own changes lead to the current one. A patch carrying a version
+// token from any of those is the conversation's own past, not a change it
+// has not seen, so parallel patches carrying the token of one read all go
+// through.
 type fileView struct {
 	current string
 	lineage []string // oldest first, current last; at most maxLineage
@@ -93,7 +94,7 @@ func (s *Store) Session(id string) *Session {
 	r.byID[id] = r.lru.PushFront(c)
 	// Forget the least recently used, passing over any with a call under
 	// way: forgetting one would split its conversation in two.
-	for e := r.lru.Back(); r.lru.Len() > s.opts.MaxSessions && e != nil; {
+	for e := r.lru.Back(); r.lru.Len() > s.opts.MaxSessions && e != nil && e.Value != c; {
 		prev := e.Prev()
 		if old := e.Value.(*Session); len(old.turn) == 0 {
 			r.lru.Remove(e)
@@ -291,9 +292,9 @@ func (c *Session) guard(want *string, before *[]byte) guard {
 }
 
 // checkVersion is the guard for a call that carries a version token: want
-// must be the version of old, or, when the conversation knows old, a
-// version from which only its own changes led to old. An empty token means
-// the file must not exist, as for [Store.WriteIf].
+// must be the version of old, or, for a patch when the conversation knows
+// old, a version from which only its own changes led to old. An empty
+// token means the file must not exist, as for [Store.WriteIf].
 func (c *Session) checkVersion(op string, t target, old []byte, want string) error {
 	switch {
 	case want == "" && old == nil:
@@ -304,7 +305,12 @@ func (c *Session) checkVersion(op string, t target, old []byte, want string) err
 	case old == nil:
 		delete(c.seen, t.path)
 		return modelErr(op, t.path, ErrConflict, t.path+" does not exist: it was deleted since that version was read", "; nothing was changed. "+recreate(op))
-	case want == version(old) || c.knows(t.path, old) && slices.Contains(c.seen[t.path].lineage, want):
+	case want == version(old):
+		return nil
+	case op == "patch" && c.knows(t.path, old) && slices.Contains(c.seen[t.path].lineage, want):
+		// A patch's oldText must still match, so a version from before the
+		// conversation's own changes loses none of them; a write with it
+		// would.
 		return nil
 	}
 	return modelErr(op, t.path, ErrConflict, t.path+" is not at the version given: it changed since that version was read (edited by a person or another agent)",

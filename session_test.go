@@ -577,3 +577,25 @@ func TestToolArgumentsAsTheSchemaSays(t *testing.T) {
 	require.True(t, r.IsError)
 	require.Contains(t, r.Text, "patches[0]: the arguments must be a JSON object, not null")
 }
+
+// TestSessionEvictionKeepsTheNewOne: when every older conversation has a
+// call under way, the one just made is kept all the same.
+func TestSessionEvictionKeepsTheNewOne(t *testing.T) {
+	s, dir := open(t, &memory.Options{MaxSessions: 1, LockTimeout: time.Hour})
+	holdLock(t, dir)
+	a := s.Session("a")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.Call(ctx, "memory_append", json.RawMessage(`{"path": "facts/user.md", "entry": "- x", "summary": null}`))
+		done <- err
+	}()
+	for !memory.Busy(s) {
+		runtime.Gosched() // until a's call is under way
+	}
+	b := s.Session("b")
+	require.Same(t, b, s.Session("b"), "b is kept, over the bound while a is busy")
+	require.Same(t, a, s.Session("a"), "a, busy, is not forgotten")
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+}

@@ -55,7 +55,7 @@ func checkClosed(op, p, what string, text []byte) error {
 	if markdown.Closed(text) {
 		return nil
 	}
-	return modelErr(op, p, ErrInvalidContent, what+" ends inside an open block (a ``` or ~~~ code fence, an HTML comment or <pre> block)",
+	return modelErr(op, p, ErrInvalidContent, what+" ends inside an open block (a ``` or ~~~ code fence, an HTML comment, or an HTML block such as <pre>, <script> or <style>)",
 		", so anything added after it would fall inside; close the block at its end")
 }
 
@@ -74,30 +74,55 @@ func loneCR(text string) bool {
 }
 
 // nesting returns the deepest nesting of container blocks that any line of
-// text opens with its prefix: '>' and list markers, each after at most
-// three spaces.
+// text opens with its prefix: '>' and list markers ("-", "*", "+", "1.",
+// "1)"), each after at most three spaces and followed by spaces or tabs.
+// It counts the markers of a line's prefix, so it may count a little more
+// than CommonMark would (a thematic break "- - -"), never less.
 func nesting(text string) int {
 	deepest := 0
 	for line := range strings.Lines(text) {
-		for depth := 0; ; depth++ {
+		depth := 0
+		for {
 			i := 0
 			for i < len(line) && i < 3 && line[i] == ' ' {
 				i++
 			}
-			rest := line[i:]
-			switch {
-			case strings.HasPrefix(rest, ">"):
-				line = rest[1:]
-				continue
-			case len(rest) > 1 && strings.IndexByte("-*+", rest[0]) >= 0 && (rest[1] == ' ' || rest[1] == '\t'):
-				line = rest[2:]
-				continue
+			n := markerLen(line[i:])
+			if n == 0 {
+				break
 			}
-			deepest = max(deepest, depth)
-			break
+			depth++
+			line = strings.TrimLeft(line[i+n:], " \t")
 		}
+		deepest = max(deepest, depth)
 	}
 	return deepest
+}
+
+// markerLen returns the length of the container marker s starts with: ">",
+// or a list marker followed by a space, a tab or the end of the line; 0
+// when it starts with none.
+func markerLen(s string) int {
+	if strings.HasPrefix(s, ">") {
+		return 1
+	}
+	n := 0
+	switch {
+	case s != "" && strings.IndexByte("-*+", s[0]) >= 0:
+		n = 1
+	default:
+		for n < len(s) && n < 9 && '0' <= s[n] && s[n] <= '9' {
+			n++
+		}
+		if n == 0 || n == len(s) || s[n] != '.' && s[n] != ')' {
+			return 0
+		}
+		n++
+	}
+	if n < len(s) && s[n] != ' ' && s[n] != '\t' && s[n] != '\n' && s[n] != '\r' {
+		return 0
+	}
+	return n
 }
 
 // isText reports whether a file's bytes are text the model can be shown

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -171,7 +173,7 @@ type listArgs struct{}
 
 func describeList(*Store) string {
 	return "List the saved memory files with their one-line summaries and sizes in bytes: " +
-		"the fact files first, then the episode files, newest month first. " +
+		"the fact files first, then the episode files, newest month first; a file that cannot be read has an \"error\" saying why. " +
 		"Use it to see what is remembered, then memory_read the files that matter for the task."
 }
 
@@ -222,7 +224,8 @@ func describeRead(*Store) string {
 		"that may help with the task, and before changing a file with memory_write or memory_patch. " +
 		"The result is a line \"version: …\", a blank line, then the file's text: " +
 		"pass that version to memory_write or memory_patch so they change the file only if it is unchanged since. " +
-		"A file too long to show at once is cut at a line, and a \"lines:\" line after the version says which lines are shown and how to read on."
+		"A file too long to show at once is cut at a line, and a \"lines:\" line after the version says which lines are shown and how to read on; " +
+		"a \"note:\" line there says when the file holds bytes that are not text."
 }
 
 // readMax bounds the text one memory_read shows, in bytes: about 32,000
@@ -235,11 +238,15 @@ func runRead(ctx context.Context, c *Session, a *readArgs) (ToolResult, error) {
 		if err != nil {
 			return errResult(err)
 		}
-		head, shown, err := readView(a.Path, []byte(text), a.Line)
+		head, shown, whole, err := readView(a.Path, []byte(text), a.Line)
 		if err != nil {
 			return errResult(err)
 		}
-		c.saw(a.Path, []byte(text))
+		if whole {
+			// Only a conversation that saw the whole file may replace it
+			// without a version; a part is patched with the version.
+			c.saw(a.Path, []byte(text))
+		}
 		return ToolResult{Text: head + "\n" + shown}, nil
 	})
 }
@@ -248,8 +255,9 @@ func runRead(ctx context.Context, c *Session, a *readArgs) (ToolResult, error) {
 // "key: value" lines ending in a blank line (the version of the whole file;
 // which lines are shown, when not all; a note when the file is not text),
 // and the text shown, from line from (1-based; nil for 1) on, whole lines
-// up to readMax bytes.
-func readView(p string, b []byte, from *int) (head, shown string, err error) {
+// up to readMax bytes (the start of a line longer than that, alone). whole
+// reports whether all of b is shown.
+func readView(p string, b []byte, from *int) (head, shown string, whole bool, err error) {
 	start, first := 0, 1
 	if from != nil {
 		first = *from
@@ -259,13 +267,13 @@ func readView(p string, b []byte, from *int) (head, shown string, err error) {
 		total++
 	}
 	if first < 1 || first > max(total, 1) {
-		return "", "", modelErr("read", p, ErrInvalidContent, fmt.Sprintf("line %d is not in %s, which has %s", first, p, plural(total, "line", "lines")),
+		return "", "", false, modelErr("read", p, ErrInvalidContent, fmt.Sprintf("line %d is not in %s, which has %s", first, p, plural(total, "line", "lines")),
 			"; give a line from 1 to the number of lines, or null")
 	}
 	for range first - 1 {
 		start += bytes.IndexByte(b[start:], '\n') + 1
 	}
-	end, last := start, first-1
+	end, last, cutLine := start, first-1, 0
 	for end < len(b) {
 		next := len(b)
 		if i := bytes.IndexByte(b[end:], '\n'); i >= 0 {
@@ -273,12 +281,12 @@ func readView(p string, b []byte, from *int) (head, shown string, err error) {
 		}
 		if next-start > readMax {
 			if end == start {
-				// One line longer than readMax: show its start.
-				end = start + readMax
-				for end > start && !utf8.RuneStart(b[end]) {
+				// One line longer than readMax: show its start, cut at a
+				// character (or, in bytes that are not UTF-8, anywhere).
+				cutLine, end, last = next-start, start+readMax, first
+				for k := 0; k < utf8.UTFMax-1 && !utf8.RuneStart(b[end]); k++ {
 					end--
 				}
-				last = first
 			}
 			break
 		}
@@ -287,16 +295,19 @@ func readView(p string, b []byte, from *int) (head, shown string, err error) {
 	head = "version: " + version(b) + "\n"
 	if start > 0 || end < len(b) {
 		head += fmt.Sprintf("lines: %d-%d of %d", first, last, total)
-		if end < len(b) {
-			head += fmt.Sprintf("; the file is %s bytes, more than memory_read shows at once: memory_read with line %d for the rest", thousands(len(b)), last+1)
+		if cutLine > 0 {
+			head += fmt.Sprintf("; line %d is %s bytes, longer than memory_read shows at once, so only its first %s are shown", first, thousands(cutLine), thousands(end-start))
 		}
-		head += "\n"
+		if next := last + 1; next <= total {
+			head += fmt.Sprintf("; memory_read with line %d for the rest", next)
+		}
+		head += "; memory_write would replace the whole file: change it with memory_patch and this version\n"
 	}
 	if !isText(b) {
 		head += "note: the file holds bytes that are not text (NUL bytes or invalid UTF-8, from an edit outside the memory tools), shown as \uFFFD; " +
 			"memory_patch cannot change it: memory_write the corrected whole text with this version\n"
 	}
-	return head, shownText(b[start:end]), nil
+	return head, shownText(b[start:end]), start == 0 && end == len(b), nil
 }
 
 // memory_write
@@ -626,11 +637,20 @@ func article(v string) string {
 }
 
 // errResult turns a model error into an IsError result and passes host
-// errors through.
+// errors through, but for a file the index lists as unreadable (its
+// permissions, or its folder replaced by a file): the model is told to
+// leave it, and the task goes on.
 func errResult(err error) (ToolResult, error) {
 	var me *Error
-	if errors.As(err, &me) {
+	switch {
+	case errors.As(err, &me):
 		return ToolResult{Text: me.Hint, IsError: true}, nil
+	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR):
+		why := "permission denied"
+		if errors.Is(err, syscall.ENOTDIR) {
+			why = "its folder is a file"
+		}
+		return ToolResult{Text: "the file cannot be used (" + why + "); a person must fix the memory directory. Leave it be and go on without it", IsError: true}, nil
 	}
 	return ToolResult{}, err
 }

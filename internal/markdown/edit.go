@@ -10,19 +10,25 @@ import "bytes"
 func (d *Doc) SetHead(title, summary string) []byte {
 	var b bytes.Buffer
 	b.Grow(len(d.src) + len(title) + len(summary) + 24)
+	body := d.src[d.Body().Start:]
 	if d.Title.OK {
 		b.Write(d.src[:d.Title.End])
 		if d.Title.End == 0 || d.src[d.Title.End-1] != '\n' {
 			b.WriteByte('\n')
 		}
 	} else {
+		if bytes.HasPrefix(body, []byte(bom)) {
+			// The mark stays first in the file, before the new title.
+			b.WriteString(bom)
+			body = body[len(bom):]
+		}
 		b.WriteString("# " + title + "\n")
 	}
 	b.WriteString("\n> " + SummaryPrefix + " " + summary + "\n")
 	if d.quoteGoesOn {
 		// The blockquote goes on after its Summary paragraph: keep it one.
 		b.Write(d.src[d.Summary.End:])
-	} else if rest := TrimLeadingBlankLines(d.src[d.Body().Start:]); len(rest) > 0 {
+	} else if rest := TrimLeadingBlankLines(body); len(rest) > 0 {
 		b.WriteByte('\n')
 		b.Write(rest)
 	}

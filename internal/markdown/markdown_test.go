@@ -233,3 +233,18 @@ func TestByteOrderMark(t *testing.T) {
 	d = Parse([]byte("\ufeffjust text\n"))
 	require.False(t, d.Title.OK)
 }
+
+// TestByteOrderMarkWithoutTitle: a file with the mark and no title gets its
+// head after the mark, so its first block stays what it was.
+func TestByteOrderMarkWithoutTitle(t *testing.T) {
+	d := Parse([]byte("\ufeff- Name: Zhang San\n- Lang: zh\n"))
+	require.Len(t, d.Items, 2)
+	out := d.SetHead("User", "s")
+	require.Equal(t, "\ufeff# User\n\n> Summary: s\n\n- Name: Zhang San\n- Lang: zh\n", string(out))
+	require.Len(t, Parse(out).Items, 2)
+
+	d = Parse([]byte("\ufeff## Trip\n- Date: 2026-02-01\n"))
+	out = d.SetHead("2026-02 Episodes", "Trip")
+	require.Equal(t, "\ufeff# 2026-02 Episodes\n\n> Summary: Trip\n\n## Trip\n- Date: 2026-02-01\n", string(out))
+	require.Len(t, Parse(out).Entries, 1)
+}

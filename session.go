@@ -115,6 +115,12 @@ type sessions struct {
 
 // touch marks c as used now, so that the store keeps it longest.
 func (c *Session) touch() {
+	c.inTable(func(r *sessions, e *list.Element) { r.lru.MoveToFront(e) })
+}
+
+// inTable runs f, under the table's lock, on c's element of the store's
+// table of conversations, if c is still there.
+func (c *Session) inTable(f func(r *sessions, e *list.Element)) {
 	if c.id == "" {
 		return
 	}
@@ -122,7 +128,7 @@ func (c *Session) touch() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e, ok := r.byID[c.id]; ok && e.Value == c {
-		r.lru.MoveToFront(e)
+		f(r, e)
 	}
 }
 
@@ -135,16 +141,10 @@ func (c *Session) ID() string { return c.id }
 // that still holds it. End is for a host whose conversation is over, such as
 // a closed MCP session; it does nothing for a session without an id.
 func (c *Session) End() {
-	if c.id == "" {
-		return
-	}
-	r := &c.s.sessions
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if e, ok := r.byID[c.id]; ok && e.Value == c {
+	c.inTable(func(r *sessions, e *list.Element) {
 		r.lru.Remove(e)
 		delete(r.byID, c.id)
-	}
+	})
 }
 
 // Tools returns the conversation's memory tools: memory_list,

@@ -180,3 +180,17 @@ func BenchmarkLock(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHostilePatch is the patch the hostile review timed at 3.8 s
+// under the lock: a self-overlapping 500,000-character oldText on a 1 MB
+// file, refused as ambiguous.
+func BenchmarkHostilePatch(b *testing.B) {
+	s, dir := open(b, nil)
+	writeFile(b, dir, "episodes/2026-02.md", "# 2026-02 Episodes\n\n> Summary: a\n\n"+strings.Repeat("a", 1<<20-100)+"\n")
+	p := []memory.Patch{{OldText: strings.Repeat("a", 500000), NewText: "b"}}
+	for b.Loop() {
+		if _, err := s.Patch(context.Background(), "episodes/2026-02.md", p); err == nil {
+			b.Fatal("the patch was applied")
+		}
+	}
+}

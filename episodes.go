@@ -77,10 +77,10 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 // appendTo returns old with body appended and the summary refreshed.
 func (s *Store) appendTo(op string, t target, old, body []byte, summary string) ([]byte, error) {
 	base := markdown.TrimTrailingBlankLines(old)
-	if bd := markdown.Parse(base); !bd.Title.OK || !bd.Summary.OK {
+	if !hasHead(base) {
 		// Give the file its head first, so that the entry can never be
 		// read as the title or summary line, and then replaced by it.
-		base = markdown.TrimTrailingBlankLines(bd.SetHead(s.title(t), "-"))
+		base = markdown.TrimTrailingBlankLines(markdown.Parse(base).SetHead(s.title(t), "-"))
 	}
 	out := make([]byte, 0, len(base)+len(body)+3)
 	out = append(out, base...)
@@ -159,6 +159,17 @@ func (s *Store) episodeEntry(op string, t target, d *markdown.Doc) ([]byte, erro
 		b.Write(rest)
 	}
 	return b.Bytes(), nil
+}
+
+// hasHead reports whether src has its title and summary line. Only its
+// head is parsed, as List does, unless the summary may go on past it.
+func hasHead(src []byte) bool {
+	cut := markdown.HeadLen(src)
+	d := markdown.Parse(src[:cut])
+	if d.Summary.OK && d.Summary.End == cut && cut < len(src) {
+		d = markdown.Parse(src)
+	}
+	return d.Title.OK && d.Summary.OK
 }
 
 func itemAt(d *markdown.Doc, at int) (markdown.Item, bool) {

@@ -83,6 +83,11 @@ func isBlank(line []byte) bool {
 // rather than fall inside a ``` or ~~~ code fence, an HTML comment, a <pre>
 // block or another block that only its end marker closes.
 func Closed(src []byte) bool {
+	// Only fences and HTML blocks are closed by an end marker of their own;
+	// every other block ends at a blank line or the end of the source.
+	if !bytes.Contains(src, []byte("```")) && !bytes.Contains(src, []byte("~~~")) && bytes.IndexByte(src, '<') < 0 {
+		return true
+	}
 	probe := make([]byte, 0, len(src)+4)
 	probe = append(probe, src...)
 	if len(probe) > 0 && probe[len(probe)-1] != '\n' {

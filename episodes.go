@@ -70,8 +70,42 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 	}
 
 	return s.update(ctx, op, t, check, func(old []byte) ([]byte, error) {
+		if !t.isFact() && len(old) > 0 && len(old)+len(body) > partMax {
+			// The month's file is full: it becomes a part, kept as it is,
+			// and the entry starts the month's file anew.
+			if err := s.seal(op, t); err != nil {
+				return nil, err
+			}
+			old = nil
+		}
 		return s.appendTo(op, t, old, body, summary)
 	})
+}
+
+// seal renames the month's file t to the month's next part. The caller
+// holds the directory's lock.
+func (s *Store) seal(op string, t target) error {
+	months, err := s.monthsIn(episodesDir)
+	if err != nil {
+		return hostErr(op, t.path, err)
+	}
+	next := 1
+	for _, m := range months {
+		if m.month == t.month && len(m.parts) > 0 {
+			next = m.parts[len(m.parts)-1] + 1
+		}
+	}
+	if next > maxParts {
+		return modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("%s has %d full parts, as many as a month may have", t.month, maxParts),
+			"; keep episodes condensed, or compact the month")
+	}
+	if err := s.root.Rename(t.path, partPath(t.month, next)); err != nil {
+		return hostErr(op, t.path, err)
+	}
+	if err := s.syncDir(episodesDir); err != nil {
+		return hostErr(op, t.path, err)
+	}
+	return nil
 }
 
 // appendTo returns old with body appended and the summary refreshed.

@@ -103,6 +103,14 @@ type FileInfo struct {
 	Summary string `json:"summary"`         // the file's "> Summary:" line, "" when it has none
 	Size    int64  `json:"size"`            // bytes on disk
 	Error   string `json:"error,omitempty"` // why the file (or, for "episodes/", the folder) cannot be read; "" when it can
+
+	// Parts counts a month's full parts, episodes/YYYY-MM.001.md and on,
+	// which hold its older entries; 0 for a month in one file.
+	Parts int `json:"parts,omitempty"`
+
+	// Compacted reports a month that Store.Compact condensed: its original
+	// entries are under episodes/archive/, for memory_read and search.
+	Compacted bool `json:"compacted,omitempty"`
 }
 
 // A Store is a memory directory: the fact files under facts/ and the month
@@ -348,9 +356,11 @@ func (s *Store) start(ctx context.Context, op, p string) (target, func(), error)
 func (s *Store) now() time.Time { return s.opts.Now() }
 
 // List returns the memory files: the fact files that exist, in the
-// configured order, then the month files, newest first. Only the head of
-// each file is read, for its summary. Files in the root that are not memory
-// files are not listed. An empty store gives an empty, non-nil slice.
+// configured order, then the months, newest first, one entry a month
+// whatever parts it has (its size is theirs together, its summary that of
+// its newest file). Only the head of each file is read, for its summary.
+// Files in the root that are not memory files, and the originals Compact
+// archived, are not listed. An empty store gives an empty, non-nil slice.
 //
 // A file that cannot be read (its permissions, a person's mistake) is
 // listed with FileInfo.Error saying so, and the others as usual; when
@@ -363,13 +373,8 @@ func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 	}
 	defer end()
 
-	paths, listErr := s.paths()
 	files := []FileInfo{}
-	for _, p := range paths {
-		if err := ctx.Err(); err != nil {
-			return nil, hostErr("list", "", err)
-		}
-		info, ok, err := s.head(p)
+	add := func(p string, info FileInfo, ok bool, err error) {
 		switch {
 		case err != nil:
 			files = append(files, FileInfo{Path: p, Error: unreadable(p, err)})
@@ -377,10 +382,50 @@ func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 			files = append(files, info)
 		}
 	}
+	for _, f := range s.opts.FactFiles {
+		p := factPath(f.Name)
+		info, ok, err := s.head(p)
+		add(p, info, ok, err)
+	}
+	months, listErr := s.monthsIn(episodesDir)
+	archived, _ := s.monthsIn(episodesDir + "/" + archiveDir)
+	for _, m := range months {
+		if err := ctx.Err(); err != nil {
+			return nil, hostErr("list", "", err)
+		}
+		info, ok, err := s.monthInfo(m)
+		info.Compacted = slices.ContainsFunc(archived, func(a monthFiles) bool { return a.month == m.month })
+		add(monthPath(m.month), info, ok, err)
+	}
 	if listErr != nil {
 		files = append(files, FileInfo{Path: episodesDir + "/", Error: unreadable(episodesDir+"/", listErr)})
 	}
 	return files, nil
+}
+
+// monthInfo describes a month as List shows it: the summary of its newest
+// file, the size of all its files.
+func (s *Store) monthInfo(m monthFiles) (info FileInfo, ok bool, err error) {
+	paths := m.paths()
+	for i := len(paths) - 1; i >= 0 && !ok; i-- {
+		if info, ok, err = s.head(paths[i]); err != nil {
+			return FileInfo{}, false, err
+		}
+	}
+	if !ok {
+		return FileInfo{}, false, nil
+	}
+	info.Path, info.Size, info.Parts = monthPath(m.month), 0, len(m.parts)
+	for _, p := range paths {
+		fi, err := s.regular(p)
+		if err != nil {
+			return FileInfo{}, false, err
+		}
+		if fi != nil {
+			info.Size += fi.Size()
+		}
+	}
+	return info, true, nil
 }
 
 // unreadable says why the file or folder (ending in "/") at p could not be
@@ -399,43 +444,24 @@ func unreadable(p string, err error) string {
 	}
 }
 
-// months returns the months that have a file in episodes/, newest first.
-func (s *Store) months() ([]string, error) {
-	dir, err := s.root.Open(episodesDir)
-	if errors.Is(err, fs.ErrNotExist) || err != nil && s.isLink(episodesDir) {
-		return nil, nil // gone, or a link out of the root: no months here
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer dir.Close()
-	names, err := dir.Readdirnames(-1)
-	if err != nil {
-		return nil, err
-	}
-	var months []string
-	for _, n := range names {
-		if m, ok := monthOf(n); ok {
-			months = append(months, m)
-		}
-	}
-	slices.Sort(months)
-	slices.Reverse(months)
-	return months, nil
-}
-
 // paths returns the paths the memory files may have: every configured fact
-// file, in order, then the month files there are, newest first. The fact
-// files need not exist. When episodes/ cannot be listed, paths returns the
-// fact files and why.
+// file, in order, then every file of the months there are, newest first,
+// then the originals in the archive. The fact files need not exist. When
+// episodes/ cannot be listed, paths returns the fact files and why.
 func (s *Store) paths() ([]string, error) {
-	months, err := s.months()
+	months, err := s.monthsIn(episodesDir)
+	archived, _ := s.monthsIn(episodesDir + "/" + archiveDir)
 	paths := make([]string, 0, len(s.opts.FactFiles)+len(months))
 	for _, f := range s.opts.FactFiles {
 		paths = append(paths, factPath(f.Name))
 	}
 	for _, m := range months {
-		paths = append(paths, episodesDir+"/"+m+".md")
+		paths = append(paths, m.paths()...)
+	}
+	for _, m := range archived {
+		for _, p := range m.paths() {
+			paths = append(paths, archivePath(p))
+		}
 	}
 	return paths, err
 }

@@ -585,10 +585,7 @@ func (r *Reflector) systemPrompt(ctx context.Context, c *Session) (string, error
 	}
 	d.Persona = d.Role != "" || d.Personality != "" || d.Values != ""
 
-	files, err := s.List(ctx)
-	if err != nil {
-		return "", err
-	}
+	var err error
 	size := 0
 	for _, f := range s.opts.FactFiles {
 		pf := promptFact{Path: factPath(f.Name), Purpose: strings.TrimSpace(f.Purpose)}
@@ -624,7 +621,7 @@ func (r *Reflector) systemPrompt(ctx context.Context, c *Session) (string, error
 		d.Facts = append(d.Facts, pf)
 	}
 	d.Size = thousands(size)
-	if d.Episodes, err = r.episodeIndex(ctx, files); err != nil {
+	if d.Episodes, err = r.episodeIndex(ctx); err != nil {
 		return "", err
 	}
 	var b strings.Builder
@@ -646,16 +643,22 @@ func joinItems(items []string, sep string) string {
 }
 
 // episodeIndex lists the episode entries, newest first, grouped under their
-// month file, within episodeIndexBudget characters. When it must cut, it
-// keeps the newest and ends with a line saying what was left out. The month
-// files of the listing are read newest first, and only as far as the budget
-// reaches.
-func (r *Reflector) episodeIndex(ctx context.Context, files []FileInfo) ([]string, error) {
+// month file (a month's file, then its parts), within episodeIndexBudget
+// characters. When it must cut, it keeps the newest and ends with a line
+// saying what was left out. The files are read newest first, and only as
+// far as the budget reaches.
+func (r *Reflector) episodeIndex(ctx context.Context) ([]string, error) {
+	end, err := r.store.begin(ctx, "reflect", "")
+	if err != nil {
+		return nil, err
+	}
+	all, _ := r.store.monthsIn(episodesDir) // an unreadable episodes/ has nothing to index
+	end()
 	var months []string
-	for _, f := range files {
-		if strings.HasPrefix(f.Path, episodesDir+"/") {
-			months = append(months, f.Path)
-		}
+	for _, m := range all {
+		paths := m.paths()
+		slices.Reverse(paths)
+		months = append(months, paths...)
 	}
 
 	var lines []string

@@ -26,9 +26,11 @@ func factPath(name string) string { return factsDir + "/" + name }
 
 // target is a path that passed the grammar.
 type target struct {
-	path  string // canonical and slash-separated: "facts/user.md"
-	fact  int    // index into Options.FactFiles, or -1 for an episode file
-	month string // "2026-02" for an episode file
+	path     string // canonical and slash-separated: "facts/user.md"
+	fact     int    // index into Options.FactFiles, or -1 for an episode file
+	month    string // "2026-02" for an episode file
+	part     int    // a sealed part's number (episodes/2026-02.003.md); 0 for the month's file
+	archived bool   // an original kept by Compact under episodes/archive/: read only
 }
 
 func (t target) isFact() bool { return t.fact >= 0 }
@@ -70,29 +72,26 @@ func (s *Store) resolve(op, p string) (target, error) {
 		return bad("%s is not one of the fact files", shown)
 	}
 	if len(segs) == 2 && segs[0] == episodesDir {
-		if m, ok := monthOf(segs[1]); ok {
-			return target{path: p, fact: -1, month: m}, nil
+		m, part, ok := episodeName(segs[1])
+		switch {
+		case !ok:
+			return bad("%s is not a month file: the name must be YYYY-MM.md with a year from 1000 to 9999 and a month from 01 to 12", shown)
+		case part > 0 && op == "append":
+			return bad("%s is a full part of the month, kept as it is; append to %s", shown, monthPath(m))
 		}
-		return bad("%s is not a month file: the name must be YYYY-MM.md with a year from 1000 to 9999 and a month from 01 to 12", shown)
+		return target{path: p, fact: -1, month: m, part: part}, nil
+	}
+	if len(segs) == 3 && segs[0] == episodesDir && segs[1] == archiveDir {
+		m, part, ok := episodeName(segs[2])
+		switch {
+		case !ok:
+			return bad("%s is not an archived month file", shown)
+		case op != "read":
+			return bad("%s is an original kept by compaction, and read only; change %s instead", shown, monthPath(m))
+		}
+		return target{path: p, fact: -1, month: m, part: part, archived: true}, nil
 	}
 	return bad("%s is not a memory file", shown)
-}
-
-// monthOf returns "YYYY-MM" when name is "YYYY-MM.md" for a real month.
-func monthOf(name string) (string, bool) {
-	if len(name) != len("2006-01.md") || name[4] != '-' || name[7:] != ".md" {
-		return "", false
-	}
-	for i, c := range name[:7] {
-		if i != 4 && (c < '0' || c > '9') {
-			return "", false
-		}
-	}
-	mm := name[5:7]
-	if name[0] == '0' || mm < "01" || mm > "12" {
-		return "", false
-	}
-	return name[:7], true
 }
 
 // validPaths is the model-facing statement of the grammar, for errors.

@@ -247,6 +247,10 @@ func runRead(ctx context.Context, c *Session, a *readArgs) (ToolResult, error) {
 			// without a version; a part is patched with the version.
 			c.saw(a.Path, []byte(text))
 		}
+		if parts := c.s.olderParts(a.Path); parts != "" {
+			version, rest, _ := strings.Cut(head, "\n")
+			head = version + "\nparts: " + parts + "\n" + rest
+		}
 		return ToolResult{Text: head + "\n" + shown}, nil
 	})
 }

@@ -1,0 +1,171 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Month files. A month's episodes are in episodes/YYYY-MM.md. A month that
+// grows past partMax bytes is not refused: the file is sealed as a part,
+// episodes/YYYY-MM.001.md, .002.md and so on, and appends go on in a new
+// episodes/YYYY-MM.md. Names sort as the timeline: the parts of a month in
+// order ('0' sorts before 'm'), then the month's file, then the next month.
+// memory_list, the index, search and the reflector treat a month's parts
+// as one month. Each append rewrites at most the month's file, so its cost
+// does not grow with the month.
+//
+// Compact keeps the originals of a month it condenses under
+// episodes/archive/, with the same names: read only, reachable by
+// memory_read and search, never listed.
+
+const (
+	archiveDir = "archive"
+
+	// partMax is the size past which an append seals the month's file as a
+	// part and starts a new one.
+	partMax = 32 << 10
+
+	// maxParts bounds the parts of one month: 999 × partMax is about
+	// 32 MiB of episodes in a month.
+	maxParts = 999
+)
+
+// monthPath is the path of a month's file: "episodes/2026-02.md".
+func monthPath(month string) string { return episodesDir + "/" + month + ".md" }
+
+// partPath is the path of a month's sealed part n: "episodes/2026-02.003.md".
+func partPath(month string, n int) string {
+	return fmt.Sprintf("%s/%s.%03d.md", episodesDir, month, n)
+}
+
+// archivePath is where Compact keeps the original of the file at p:
+// "episodes/archive/2026-02.md".
+func archivePath(p string) string {
+	return episodesDir + "/" + archiveDir + "/" + strings.TrimPrefix(p, episodesDir+"/")
+}
+
+// episodeName parses a file name in episodes/: "YYYY-MM.md" (part 0) or
+// "YYYY-MM.NNN.md" (part NNN, 001 to 999), for a real month.
+func episodeName(name string) (month string, part int, ok bool) {
+	rest, ok := strings.CutSuffix(name, ".md")
+	if !ok || len(rest) < len("2006-01") {
+		return "", 0, false
+	}
+	month, rest = rest[:7], rest[7:]
+	if !validMonth(month) {
+		return "", 0, false
+	}
+	if rest == "" {
+		return month, 0, true
+	}
+	if len(rest) != 4 || rest[0] != '.' {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(rest[1:])
+	if err != nil || n < 1 || rest[1] == '+' || rest[1] == '-' {
+		return "", 0, false
+	}
+	return month, n, true
+}
+
+// validMonth reports whether m is "YYYY-MM" with a year from 1000 to 9999
+// and a month from 01 to 12.
+func validMonth(m string) bool {
+	if len(m) != 7 || m[4] != '-' || m[0] == '0' {
+		return false
+	}
+	for i, c := range m {
+		if i != 4 && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return m[5:] >= "01" && m[5:] <= "12"
+}
+
+// monthFiles is what episodes/ (or episodes/archive/) holds of each month:
+// the numbers of its sealed parts, ascending, and whether its file exists.
+type monthFiles struct {
+	month   string
+	parts   []int
+	current bool
+}
+
+// paths returns the month's files, oldest first: its parts, then its file.
+func (m monthFiles) paths() []string {
+	ps := make([]string, 0, len(m.parts)+1)
+	for _, n := range m.parts {
+		ps = append(ps, partPath(m.month, n))
+	}
+	if m.current {
+		ps = append(ps, monthPath(m.month))
+	}
+	return ps
+}
+
+// monthsIn lists the months that have files in dir (episodesDir, or its
+// archive), newest first. A missing folder, or one that is a link out of
+// the root, holds none.
+func (s *Store) monthsIn(dir string) ([]monthFiles, error) {
+	d, err := s.root.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) || err != nil && s.isLink(dir) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	byMonth := map[string]*monthFiles{}
+	for _, n := range names {
+		m, part, ok := episodeName(n)
+		if !ok {
+			continue
+		}
+		mf := byMonth[m]
+		if mf == nil {
+			mf = &monthFiles{month: m}
+			byMonth[m] = mf
+		}
+		if part == 0 {
+			mf.current = true
+		} else {
+			mf.parts = append(mf.parts, part)
+		}
+	}
+	months := make([]monthFiles, 0, len(byMonth))
+	for _, mf := range byMonth {
+		slices.Sort(mf.parts)
+		months = append(months, *mf)
+	}
+	slices.SortFunc(months, func(a, b monthFiles) int { return strings.Compare(b.month, a.month) })
+	return months, nil
+}
+
+// olderParts says where the older entries of the month whose file is at p
+// are, for memory_read: "" when p is not a month's file or the month has
+// no parts.
+func (s *Store) olderParts(p string) string {
+	month, part, ok := episodeName(strings.TrimPrefix(p, episodesDir+"/"))
+	if !ok || part > 0 || p != monthPath(month) {
+		return ""
+	}
+	months, _ := s.monthsIn(episodesDir)
+	for _, m := range months {
+		if m.month != month || len(m.parts) == 0 {
+			continue
+		}
+		first, last := partPath(month, m.parts[0]), partPath(month, m.parts[len(m.parts)-1])
+		if first == last {
+			return "the month's older entries are in " + first + "; memory_read it, or find entries with memory_search"
+		}
+		return fmt.Sprintf("the month's older entries are in %d full parts, %s to %s; memory_read them, or find entries with memory_search", len(m.parts), first, last)
+	}
+	return ""
+}

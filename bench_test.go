@@ -194,3 +194,28 @@ func BenchmarkHostilePatch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendBusyMonth appends a 600-byte entry to a month that holds
+// 1, 1,000 or 5,000 entries already: the cost must not grow with the month
+// (the month's full files are parts, and an append rewrites only the
+// month's own file). Compare with BenchmarkDiskFloor in the same run.
+func BenchmarkAppendBusyMonth(b *testing.B) {
+	for _, n := range []int{1, 1000, 5000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			s, _ := open(b, nil)
+			ctx := context.Background()
+			for i := range n {
+				if err := s.Append(ctx, "episodes/2026-02.md", busyEntry(i), ""); err != nil {
+					b.Fatal(err)
+				}
+			}
+			i := n
+			for b.Loop() {
+				if err := s.Append(ctx, "episodes/2026-02.md", busyEntry(i), ""); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}

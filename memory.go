@@ -779,36 +779,44 @@ const (
 // lets check vet it, lets edit make the new content, checks the size limit
 // and the facts budget, and replaces the file atomically. It returns the
 // content written.
-func (s *Store) update(ctx context.Context, op string, t target, check guard, edit func(old []byte) ([]byte, error)) ([]byte, error) {
-	// Wait for this Store's turn as long as ctx allows, not forever.
+func (s *Store) update(ctx context.Context, op string, t target, check guard, edit func(old []byte) ([]byte, error)) (data []byte, err error) {
+	err = s.locked(ctx, op, t.path, func() error {
+		old, err := s.readFile(op, t)
+		if err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(op, t, old); err != nil {
+				return err
+			}
+		}
+		if data, err = edit(old); err != nil {
+			return err
+		}
+		return s.commit(ctx, op, t, old, data)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// locked runs f in the Store's turn and under the directory's lock file:
+// the critical section of every change. It waits for both as long as ctx
+// allows; p names the file in the error when it does not get them.
+func (s *Store) locked(ctx context.Context, op, p string, f func() error) error {
 	select {
 	case s.turn <- struct{}{}:
 		defer func() { <-s.turn }()
 	case <-ctx.Done():
-		return nil, hostErr(op, t.path, ctx.Err())
+		return hostErr(op, p, ctx.Err())
 	}
 	unlock, err := s.lockDir(ctx, op)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer unlock()
-	old, err := s.readFile(op, t)
-	if err != nil {
-		return nil, err
-	}
-	if check != nil {
-		if err := check(op, t, old); err != nil {
-			return nil, err
-		}
-	}
-	data, err := edit(old)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.commit(ctx, op, t, old, data); err != nil {
-		return nil, err
-	}
-	return data, nil
+	return f()
 }
 
 // commit checks the facts budget and the size limit, then replaces t with

@@ -694,6 +694,9 @@ func (s *Store) IndexMessage(ctx context.Context) (string, error) {
 	const header = "Available memory:\n"
 	footer := "\nToday is " + s.now().Format(time.DateOnly) + ". " + dataNote + "\n" +
 		"Use memory_read to load relevant files before responding.\n"
+	if slices.ContainsFunc(files, func(f FileInfo) bool { return f.Compacted }) {
+		footer = "\nMonths marked compacted were condensed; their original entries are in " + episodesDir + "/" + archiveDir + "/, which memory_search searches and memory_read reads." + footer
+	}
 	lines := make([]string, len(files))
 	facts := 0
 	for i, f := range files {
@@ -701,7 +704,11 @@ func (s *Store) IndexMessage(ctx context.Context) (string, error) {
 		case f.Error != "":
 			lines[i] = fmt.Sprintf("- %s: %s", f.Path, f.Error)
 		default:
-			lines[i] = fmt.Sprintf("- %s (%s)", f.Path, humanSize(f.Size))
+			lines[i] = fmt.Sprintf("- %s (%s", f.Path, humanSize(f.Size))
+			if f.Compacted {
+				lines[i] += ", compacted"
+			}
+			lines[i] += ")"
 			if f.Summary != "" {
 				lines[i] += ": " + cut(f.Summary, 200)
 			}
@@ -719,7 +726,7 @@ func (s *Store) IndexMessage(ctx context.Context) (string, error) {
 		if n == 1 {
 			noun = "file"
 		}
-		return fmt.Sprintf("- (%d older episode %s not shown; memory_list lists them all)\n", n, noun)
+		return fmt.Sprintf("- (%d older episode %s not shown; memory_list lists them all, and memory_search searches them)\n", n, noun)
 	}
 	size := utf8.RuneCountInString(header + footer)
 	for _, l := range lines {

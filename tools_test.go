@@ -192,7 +192,7 @@ func TestIndexMessageBudget(t *testing.T) {
 			shown++
 		}
 	}
-	require.Contains(t, msg, fmt.Sprintf("- (%d older episode files not shown; memory_list lists them all)\n", 30-shown))
+	require.Contains(t, msg, fmt.Sprintf("- (%d older episode files not shown; memory_list lists them all, and memory_search searches them)\n", 30-shown))
 	golden(t, "index_message_cut.golden", []byte(msg))
 
 	// A budget too small for anything still keeps the facts and the newest month.
@@ -203,7 +203,7 @@ func TestIndexMessageBudget(t *testing.T) {
 	require.Contains(t, msg, "- facts/user.md (")
 	require.Contains(t, msg, "- facts/memory.md (")
 	require.Contains(t, msg, "- episodes/2020-02.md (")
-	require.Contains(t, msg, "- (1 older episode file not shown; memory_list lists them all)\n")
+	require.Contains(t, msg, "- (1 older episode file not shown; memory_list lists them all, and memory_search searches them)\n")
 }
 
 func TestIndexMessageEmptyAndLong(t *testing.T) {

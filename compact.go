@@ -413,7 +413,7 @@ func (s *Store) condenseWithModel(ctx context.Context, llm LLM, month string, en
 	}
 	text := strings.Join(entries, "\n\n")
 	v := Version(text)
-	user := fmt.Sprintf("The %s entries of %s, between the <entries> line and the </entries> line with the same version:\n\n<entries month=%q version=%q>\n%s\n</entries version=%q>",
+	user := fmt.Sprintf("The %s of %s, between the <entries> line and the </entries> line with the same version:\n\n<entries month=%q version=%q>\n%s\n</entries version=%q>",
 		plural(len(entries), "entry", "entries"), month, month, v, text, v)
 	resp, err := llm.Complete(ctx, Request{System: system.String(), Messages: []Message{{Role: roleUser, Content: user}}})
 	if err != nil {

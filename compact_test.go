@@ -1,0 +1,224 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mdmemory/memory"
+	"github.com/stretchr/testify/require"
+)
+
+// oldMonth is a month of episodes old enough to compact.
+const oldMonth = `# 2025-01 Episodes
+
+> Summary: Tokyo flights, gift, login bug, standup notes
+
+## Tokyo flight research
+- Summary: Spring Airlines cheapest for April
+- Date: 2025-01-05
+- Task: compare flights to Tokyo in April for three people
+- Outcome: booked Spring Airlines, 2,340 CNY each
+- Lesson: search results had stale prices; cross-check airline sites
+
+## Birthday gift
+- Summary: Jingdezhen tea set for Li Na
+- Date: 2025-01-12
+- Task: find a gift under 500 CNY
+- Outcome: ordered on the 13th
+
+## Login bug
+- Summary: tokens expired an hour early
+- Date: 2025-01-20
+- Task: users logged out after an hour
+- Outcome: fixed expiry() in auth/token.go
+- Lesson: check time arithmetic first
+
+## Standup notes
+- Summary: Wednesday standup with Lao Wang
+- Date: 2025-01-22
+- Task: take notes
+`
+
+// seedOld puts oldMonth and a recent month into a fresh store.
+func seedOld(t *testing.T) (*memory.Store, string) {
+	s, dir := open(t, nil)
+	writeFile(t, dir, "episodes/2025-01.md", oldMonth)
+	writeFile(t, dir, "episodes/2026-02.md", "# 2026-02 Episodes\n\n> Summary: Recent\n\n## Recent\n- Date: 2026-02-20\n")
+	return s, dir
+}
+
+func TestCompactLocal(t *testing.T) {
+	s, dir := seedOld(t)
+	ctx := context.Background()
+	res, err := s.Compact(ctx, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"2025-01"}, res.Months, "only the months before the horizon, six months back by default")
+	require.Equal(t, 4, res.Entries)
+	require.Equal(t, int64(len(oldMonth)), res.BytesBefore)
+	got := readFile(t, dir, "episodes/2025-01.md")
+	require.Equal(t, int64(len(got)), res.BytesAfter)
+	golden(t, "compact_local.golden", []byte(got))
+	require.Equal(t, oldMonth, readFile(t, dir, "episodes/archive/2025-01.md"), "the original, as it was")
+	require.Contains(t, readFile(t, dir, "episodes/2026-02.md"), "## Recent\n", "newer months are left alone")
+
+	// The archive is read only, searched, and not listed; the index says
+	// where it is.
+	r := call(t, s, "memory_read", `{"path": "episodes/archive/2025-01.md", "line": null}`)
+	require.False(t, r.IsError, r.Text)
+	require.Contains(t, r.Text, "- Outcome: booked Spring Airlines")
+	r = call(t, s, "memory_write", `{"path": "episodes/archive/2025-01.md", "content": "x", "version": null}`)
+	require.True(t, r.IsError)
+	require.Contains(t, r.Text, "is an original kept by compaction, and read only; change episodes/2025-01.md instead")
+	hits, err := s.Search(ctx, "2,340", nil)
+	require.NoError(t, err)
+	require.Equal(t, "episodes/archive/2025-01.md", hits[0].Path)
+	files, err := s.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, files, 2)
+	require.True(t, files[1].Compacted)
+	msg, err := s.IndexMessage(ctx)
+	require.NoError(t, err)
+	require.Contains(t, msg, "- episodes/2025-01.md (")
+	require.Contains(t, msg, ", compacted): ")
+	require.Contains(t, msg, "their original entries are in episodes/archive/, which memory_search searches and memory_read reads.")
+
+	// A rerun changes nothing.
+	res, err = s.Compact(ctx, nil, nil)
+	require.NoError(t, err)
+	require.Empty(t, res.Months)
+	require.Equal(t, []string{"2025-01: already compacted; its originals are in episodes/archive/"}, res.Skipped)
+	require.Equal(t, got, readFile(t, dir, "episodes/2025-01.md"))
+
+	// A person undoes it by moving the archived file back.
+	require.NoError(t, os.Rename(filepath.Join(dir, "episodes", "archive", "2025-01.md"), filepath.Join(dir, "episodes", "2025-01.md")))
+	require.Equal(t, oldMonth, readFile(t, dir, "episodes/2025-01.md"))
+	files, err = s.List(ctx)
+	require.NoError(t, err)
+	require.False(t, files[1].Compacted)
+}
+
+func TestCompactWithModel(t *testing.T) {
+	s, dir := seedOld(t)
+	ctx := context.Background()
+	condensed := "## Tokyo flight research\n- Date: 2025-01-05\n- Summary: Spring Airlines cheapest, 2,340 CNY each\n- Lesson: cross-check airline sites; search prices go stale\n\n" +
+		"## Gift and login bug\n- Date: 2025-01-20\n- Summary: tea set for Li Na; expiry() fixed in auth/token.go\n- Lesson: check time arithmetic first"
+	var req memory.Request
+	llm := memory.LLMFunc(func(_ context.Context, r memory.Request) (memory.Response, error) {
+		req = r
+		return memory.Response{Content: condensed + "\n"}, nil
+	})
+	res, err := s.Compact(ctx, llm, &memory.CompactOptions{Before: "2025-02", KeepLast: 1})
+	require.NoError(t, err)
+	require.Equal(t, []string{"2025-01"}, res.Months)
+	require.Equal(t, 3, res.Entries)
+	require.Equal(t, 1, res.Kept)
+	require.Empty(t, req.Tools, "the model only writes text")
+	require.Len(t, req.Messages, 1)
+	golden(t, "compact_prompt.golden", []byte(req.System+"\n---\n"+req.Messages[0].Content))
+	require.NotContains(t, req.Messages[0].Content, "## Standup notes", "the entry kept verbatim is not sent")
+	got := readFile(t, dir, "episodes/2025-01.md")
+	golden(t, "compact_model.golden", []byte(got))
+	require.True(t, strings.HasSuffix(got, "## Standup notes\n- Summary: Wednesday standup with Lao Wang\n- Date: 2025-01-22\n- Task: take notes\n"), "the newest entry, verbatim")
+	require.Equal(t, oldMonth, readFile(t, dir, "episodes/archive/2025-01.md"))
+}
+
+func TestCompactLeavesWhatItCannotUse(t *testing.T) {
+	ctx := context.Background()
+	for name, reply := range map[string]string{
+		"a title":           "# 2025-01\n\n## X\n- Date: 2025-01-02",
+		"no entries":        "I condensed them for you.",
+		"a date outside":    "## X\n- Date: 2025-03-02",
+		"no date":           "## X\n- Summary: y",
+		"an open fence":     "## X\n- Date: 2025-01-02\n```",
+		"text before it":    "Here you go:\n\n## X\n- Date: 2025-01-02",
+		"a lone CR":         "## X\r## Y\n- Date: 2025-01-02",
+		"nothing at all":    "",
+		"a NUL in the text": "## X\x00\n- Date: 2025-01-02",
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, dir := seedOld(t)
+			llm := memory.LLMFunc(func(context.Context, memory.Request) (memory.Response, error) {
+				return memory.Response{Content: reply}, nil
+			})
+			res, err := s.Compact(ctx, llm, nil)
+			require.NoError(t, err)
+			require.Empty(t, res.Months)
+			require.Len(t, res.Skipped, 1)
+			require.Contains(t, res.Skipped[0], "2025-01: the model's condensed text cannot be used (")
+			require.Equal(t, oldMonth, readFile(t, dir, "episodes/2025-01.md"))
+			require.NoFileExists(t, filepath.Join(dir, "episodes", "archive", "2025-01.md"))
+		})
+	}
+
+	// The model's failure is the host's: Compact stops with it.
+	s, dir := seedOld(t)
+	boom := errors.New("model down")
+	_, err := s.Compact(ctx, memory.LLMFunc(func(context.Context, memory.Request) (memory.Response, error) {
+		return memory.Response{}, boom
+	}), nil)
+	require.ErrorIs(t, err, boom)
+	require.Equal(t, oldMonth, readFile(t, dir, "episodes/2025-01.md"))
+
+	_, err = s.Compact(ctx, nil, &memory.CompactOptions{Before: "2025-1"})
+	require.ErrorIs(t, err, memory.ErrInvalidContent)
+	_, err = s.Compact(ctx, nil, &memory.CompactOptions{KeepLast: -1})
+	require.ErrorIs(t, err, memory.ErrInvalidContent)
+}
+
+// TestCompactGuard: a change made while the model runs is never
+// overwritten; the month is left for the next run.
+func TestCompactGuard(t *testing.T) {
+	s, dir := seedOld(t)
+	ctx := context.Background()
+	llm := memory.LLMFunc(func(context.Context, memory.Request) (memory.Response, error) {
+		writeFile(t, dir, "episodes/2025-01.md", oldMonth+"\n## Added by hand\n- Date: 2025-01-30\n")
+		return memory.Response{Content: "## X\n- Date: 2025-01-02"}, nil
+	})
+	res, err := s.Compact(ctx, llm, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"2025-01: changed while compacting; run Compact again"}, res.Skipped)
+	require.Contains(t, readFile(t, dir, "episodes/2025-01.md"), "## Added by hand")
+	require.NoFileExists(t, filepath.Join(dir, "episodes", "archive", "2025-01.md"))
+}
+
+// TestCompactParts: a month in parts becomes one file; its parts are
+// archived and removed. A run cut short between the two is finished by
+// the next.
+func TestCompactParts(t *testing.T) {
+	s, dir := open(t, nil)
+	ctx := context.Background()
+	part := "# 2025-01 Episodes\n\n> Summary: First\n\n## First\n- Date: 2025-01-01\n- Summary: one\n- Task: long detail\n"
+	writeFile(t, dir, "episodes/2025-01.001.md", part)
+	writeFile(t, dir, "episodes/2025-01.md", oldMonth)
+	res, err := s.Compact(ctx, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, 5, res.Entries)
+	require.NoFileExists(t, filepath.Join(dir, "episodes", "2025-01.001.md"))
+	got := readFile(t, dir, "episodes/2025-01.md")
+	require.True(t, strings.Contains(got, "## First\n- Date: 2025-01-01\n- Summary: one\n\n## Tokyo flight research\n"), got)
+	require.Contains(t, got, "> Compacted on 2026-02-26: the original entries are in episodes/archive/, 2025-01.001.md to 2025-01.md.\n")
+	require.Equal(t, part, readFile(t, dir, "episodes/archive/2025-01.001.md"))
+	require.Equal(t, oldMonth, readFile(t, dir, "episodes/archive/2025-01.md"))
+
+	// A crash after the month's file was replaced left a part behind: the
+	// next run removes it.
+	writeFile(t, dir, "episodes/2025-01.001.md", part)
+	res, err = s.Compact(ctx, nil, nil)
+	require.NoError(t, err)
+	require.Empty(t, res.Skipped)
+	require.NoFileExists(t, filepath.Join(dir, "episodes", "2025-01.001.md"))
+	require.Equal(t, got, readFile(t, dir, "episodes/2025-01.md"))
+
+	// A crash after the archive was written, before the month's file was
+	// replaced: the next run goes on.
+	s2, dir2 := seedOld(t)
+	writeFile(t, dir2, "episodes/archive/2025-01.md", oldMonth)
+	res, err = s2.Compact(ctx, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"2025-01"}, res.Months)
+	require.NotEqual(t, oldMonth, readFile(t, dir2, "episodes/2025-01.md"))
+}

@@ -3,10 +3,14 @@ package memory_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mdmemory/memory"
 	"github.com/stretchr/testify/require"
@@ -221,4 +225,80 @@ func TestCompactParts(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"2025-01"}, res.Months)
 	require.NotEqual(t, oldMonth, readFile(t, dir2, "episodes/2025-01.md"))
+}
+
+// TestCompactCrash kills a worker process at random moments while it
+// compacts 24 months: after every kill each month is as it was, or
+// compacted with its original archived, never half; the next Compact
+// finishes the job.
+func TestCompactCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	kills := 12
+	if *long {
+		kills = 100
+	}
+	months := make([]string, 24)
+	originals := map[string]string{}
+	for i := range months {
+		months[i] = fmt.Sprintf("%04d-%02d", 2023+i/12, i%12+1)
+		originals[months[i]] = strings.ReplaceAll(oldMonth, "2025-01", months[i])
+	}
+	// What each month compacts to, made once in a store of its own.
+	want := map[string]string{}
+	ref, refDir := open(t, nil)
+	for _, m := range months {
+		writeFile(t, refDir, "episodes/"+m+".md", originals[m])
+	}
+	_, err := ref.Compact(context.Background(), nil, &memory.CompactOptions{Before: "2025-01"})
+	require.NoError(t, err)
+	for _, m := range months {
+		want[m] = readFile(t, refDir, "episodes/"+m+".md")
+	}
+
+	rng := rand.New(rand.NewPCG(3, 4))
+	compacted, whole := 0, 0
+	for k := range kills {
+		dir := filepath.Join(t.TempDir(), "memory")
+		s, err := memory.Open(dir, &memory.Options{Now: feb26}) // the worker's clock
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		for _, m := range months {
+			writeFile(t, dir, "episodes/"+m+".md", originals[m])
+		}
+		cmd := startWorker(t, "compact", dir, 0, 0)
+		require.NoError(t, cmd.Start())
+		for spin, d := time.Now(), time.Duration(rng.IntN(40))*time.Millisecond; time.Since(spin) < d; {
+			runtime.Gosched()
+		}
+		require.NoError(t, cmd.Process.Kill())
+		_ = cmd.Wait()
+
+		for _, m := range months {
+			got := readFile(t, dir, "episodes/"+m+".md")
+			archived, err := os.ReadFile(filepath.Join(dir, "episodes", "archive", m+".md"))
+			switch got {
+			case originals[m]:
+				if err == nil {
+					require.Equal(t, originals[m], string(archived), "kill %d, %s: an archive is the original", k, m)
+				}
+			case want[m]:
+				require.NoError(t, err, "kill %d, %s: compacted without its archive", k, m)
+				require.Equal(t, originals[m], string(archived), "kill %d, %s", k, m)
+				compacted++
+			default:
+				t.Fatalf("kill %d, %s is neither the original nor its compaction:\n%s", k, m, got)
+			}
+		}
+		res, err := s.Compact(context.Background(), nil, &memory.CompactOptions{Before: "2025-01"})
+		require.NoError(t, err, "kill %d", k)
+		for _, m := range months {
+			require.Equal(t, want[m], readFile(t, dir, "episodes/"+m+".md"), "kill %d: the rerun finishes %s", k, m)
+		}
+		if len(res.Months) == len(months) {
+			whole++ // killed before it compacted anything
+		}
+	}
+	t.Logf("%d kills; %d months found compacted after a kill, the rest as they were; %d kills came before the first month", kills, compacted, whole)
 }

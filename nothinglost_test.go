@@ -63,6 +63,13 @@ func worker(role, dir, id string, nStr string) error {
 				return err
 			}
 		}
+	case "compact":
+		// Compacts every month before 2025-01 with the local rule, then
+		// says so.
+		if _, err := s.Compact(ctx, nil, &memory.CompactOptions{Before: "2025-01"}); err != nil {
+			return err
+		}
+		fmt.Println("done")
 	case "list":
 		// Prints what List and IndexMessage give, as JSON, for a parent
 		// that runs this worker as another user.

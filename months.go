@@ -148,14 +148,21 @@ func (s *Store) monthsIn(dir string) ([]monthFiles, error) {
 	return months, nil
 }
 
+// isMonthPath reports whether p is a month's file: "episodes/2026-02.md".
+func isMonthPath(p string) bool {
+	rest, ok := strings.CutPrefix(p, episodesDir+"/")
+	_, part, valid := episodeName(rest)
+	return ok && valid && part == 0
+}
+
 // olderParts says where the older entries of the month whose file is at p
 // are, for memory_read: "" when p is not a month's file or the month has
 // no parts.
 func (s *Store) olderParts(p string) string {
-	month, part, ok := episodeName(strings.TrimPrefix(p, episodesDir+"/"))
-	if !ok || part > 0 || p != monthPath(month) {
+	if !isMonthPath(p) {
 		return ""
 	}
+	month := p[len(episodesDir)+1 : len(episodesDir)+8]
 	months, _ := s.monthsIn(episodesDir)
 	for _, m := range months {
 		if m.month != month || len(m.parts) == 0 {

@@ -131,3 +131,54 @@ func TestMonthParts(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "episodes/2026-02.999.md", got)
 }
+
+func TestStats(t *testing.T) {
+	s, dir := open(t, nil)
+	ctx := context.Background()
+	require.NoError(t, s.Write(ctx, "facts/user.md", "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n"))
+	writeFile(t, dir, "episodes/2026-01.001.md", "# 2026-01 Episodes\n\n> Summary: a\n\n## A\n- Date: 2026-01-01\n\n## B\n- Date: 2026-01-02\n")
+	writeFile(t, dir, "episodes/2026-01.md", "# 2026-01 Episodes\n\n> Summary: c\n\n## C\n- Date: 2026-01-03\n")
+	writeFile(t, dir, "episodes/2025-01.md", oldMonth)
+	_, err := s.Compact(ctx, nil, nil)
+	require.NoError(t, err)
+
+	st, err := s.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, len(readFile(t, dir, "facts/user.md")), st.FactsBytes)
+	require.Equal(t, memory.DefaultFactsBudget, st.FactsBudget)
+	require.Equal(t, 4, st.Files, "a fact file, a month's file and its part, a compacted month")
+	require.Equal(t, 1, st.ArchivedMonths)
+	require.Len(t, st.Months, 2)
+	require.Equal(t, memory.MonthStats{Month: "2026-01", Entries: 3, Bytes: int64(len(readFile(t, dir, "episodes/2026-01.001.md")) + len(readFile(t, dir, "episodes/2026-01.md"))), Parts: 1}, st.Months[0])
+	require.Equal(t, "2025-01", st.Months[1].Month)
+	require.Equal(t, 4, st.Months[1].Entries)
+	require.True(t, st.Months[1].Compacted)
+
+	msg, err := s.IndexMessage(ctx)
+	require.NoError(t, err)
+	require.Equal(t, len(msg), st.IndexMessage.Bytes)
+	require.Equal(t, (len([]rune(msg))+3)/4, st.IndexMessage.Tokens)
+	require.Greater(t, st.ReflectorPrompt.Bytes, 3000)
+	require.InDelta(t, st.ReflectorPrompt.Bytes/4, st.ReflectorPrompt.Tokens, 200)
+}
+
+// TestIndexOverTenYears: with ten years of months of 100 entries each the
+// index stays within its budget, shows the newest months and says how to
+// reach the rest.
+func TestIndexOverTenYears(t *testing.T) {
+	s, dir := open(t, nil)
+	for m := range 120 {
+		month := fmt.Sprintf("%04d-%02d", 2016+m/12, m%12+1)
+		var b strings.Builder
+		fmt.Fprintf(&b, "# %s Episodes\n\n> Summary: work of %s: flights, gifts, bugs and reviews\n", month, month)
+		for i := range 100 {
+			fmt.Fprintf(&b, "\n## Task %d of %s\n- Summary: done\n- Date: %s-%02d\n", i, month, month, i%28+1)
+		}
+		writeFile(t, dir, "episodes/"+month+".md", b.String())
+	}
+	msg, err := s.IndexMessage(context.Background())
+	require.NoError(t, err)
+	require.LessOrEqual(t, len([]rune(msg)), memory.DefaultIndexBudget)
+	require.Contains(t, msg, "- episodes/2025-12.md (")
+	require.Regexp(t, `- \(\d+ older episode files not shown; memory_list lists them all, and memory_search searches them\)`, msg)
+}

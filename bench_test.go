@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mdmemory/memory"
 )
@@ -133,33 +134,37 @@ func BenchmarkIndexMessage(b *testing.B) {
 func BenchmarkDiskFloor(b *testing.B) {
 	dir := b.TempDir()
 	data := []byte(strings.Repeat("x", 2047) + "\n")
-	target := filepath.Join(dir, "target.md")
 	for b.Loop() {
-		f, err := os.CreateTemp(dir, ".target.md.tmp-")
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := f.Write(data); err != nil {
-			b.Fatal(err)
-		}
-		if err := f.Sync(); err != nil {
-			b.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.Rename(f.Name(), target); err != nil {
-			b.Fatal(err)
-		}
-		d, err := os.Open(dir)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := d.Sync(); err != nil {
-			b.Fatal(err)
-		}
-		d.Close()
+		floorReplace(b, dir, data)
 	}
+}
+
+// floorReplace replaces dir/target.md with data as BenchmarkDiskFloor does.
+func floorReplace(b *testing.B, dir string, data []byte) {
+	f, err := os.CreateTemp(dir, ".target.md.tmp-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(f.Name(), filepath.Join(dir, "target.md")); err != nil {
+		b.Fatal(err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	d.Close()
 }
 
 // BenchmarkLock measures what the directory's lock file adds to a change:
@@ -209,13 +214,26 @@ func BenchmarkAppendBusyMonth(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			// Each iteration also does one floor replace, timed apart, so
+			// that the ratio compares the two in the same moments of this
+			// noisy disk.
+			floorDir := b.TempDir()
+			floor := []byte(strings.Repeat("x", 2047) + "\n")
+			var appends, floors time.Duration
 			i := n
 			for b.Loop() {
+				start := time.Now()
 				if err := s.Append(ctx, "episodes/2026-02.md", busyEntry(i), ""); err != nil {
 					b.Fatal(err)
 				}
+				mid := time.Now()
+				floorReplace(b, floorDir, floor)
+				appends, floors = appends+mid.Sub(start), floors+time.Since(mid)
 				i++
 			}
+			b.ReportMetric(float64(appends.Microseconds())/float64(b.N), "µs/append")
+			b.ReportMetric(float64(floors.Microseconds())/float64(b.N), "µs/floor")
+			b.ReportMetric(float64(appends)/float64(floors), "append/floor")
 		})
 	}
 }

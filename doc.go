@@ -34,6 +34,12 @@
 // [Store.Patch], [Store.Append]. After a task, a [Reflector] lets a model
 // record what is worth keeping.
 //
+// Memory lasts for years: a busy month's full files become parts
+// (episodes/2026-02.001.md, …) so that no append is refused and none costs
+// more as the month grows; [Store.Compact] condenses old months, keeping
+// their originals under episodes/archive/; [Store.Stats] says what the
+// store holds and what goes into prompts.
+//
 // # Safety
 //
 // Paths from the model must match a grammar (facts/<configured name> or

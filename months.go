@@ -27,10 +27,10 @@ const (
 
 	// partMax is the size past which an append seals the month's file as a
 	// part and starts a new one.
-	partMax = 32 << 10
+	partMax = 16 << 10
 
 	// maxParts bounds the parts of one month: 999 × partMax is about
-	// 32 MiB of episodes in a month.
+	// 16 MiB of episodes in a month.
 	maxParts = 999
 )
 

@@ -85,7 +85,8 @@ func (s *Store) Compact(ctx context.Context, llm LLM, opts *CompactOptions) (Com
 		o = *opts
 	}
 	if o.Before == "" {
-		o.Before = s.now().AddDate(0, -6, 0).Format("2006-01")
+		y, m, _ := s.now().Date()
+		o.Before = time.Date(y, m-6, 1, 0, 0, 0, 0, time.UTC).Format("2006-01")
 	}
 	if !validMonth(o.Before) || o.KeepLast < 0 {
 		return res, modelErr(op, "", ErrInvalidContent, fmt.Sprintf("options: Before %q must be YYYY-MM and KeepLast (%d) not negative", o.Before, o.KeepLast), "")
@@ -104,7 +105,7 @@ func (s *Store) Compact(ctx context.Context, llm LLM, opts *CompactOptions) (Com
 		if m.month >= o.Before {
 			break
 		}
-		why, err := s.compactMonth(ctx, llm, o, m, &res)
+		why, err := s.compactMonth(ctx, llm, o, m.month, &res)
 		if err != nil {
 			return res, err
 		}
@@ -115,39 +116,33 @@ func (s *Store) Compact(ctx context.Context, llm LLM, opts *CompactOptions) (Com
 	return res, nil
 }
 
-// monthSnapshot is a month's files as Compact read them.
-type monthSnapshot struct {
-	paths    []string // oldest first: the parts, then the month's file
-	contents [][]byte
-	archived map[string][]byte // archive path → content, of an earlier compaction
-}
-
 // compactMonth compacts one month, or returns why it left it as it was.
-func (s *Store) compactMonth(ctx context.Context, llm LLM, o CompactOptions, m monthFiles, res *CompactResult) (why string, err error) {
+func (s *Store) compactMonth(ctx context.Context, llm LLM, o CompactOptions, month string, res *CompactResult) (why string, err error) {
 	const op = "compact"
-	snap, err := s.snapshot(ctx, m)
-	if err != nil {
-		var me *Error
-		if errors.As(err, &me) {
-			return "cannot be read: " + me.Hint, nil
-		}
-		return "", err
+	snap, why, err := s.snapshot(ctx, month)
+	if err != nil || why != "" {
+		return why, err
 	}
-	if len(snap.archived) > 0 {
-		switch {
-		case snap.sameAsArchive():
-			// A crash came after the archive was written: go on.
-		case snap.partsArchived():
-			// A crash came after the month's file was replaced: finish.
-			return "", s.locked(ctx, op, monthPath(m.month), func() error {
+	switch {
+	case snap.marked:
+		// Compacted before. A crash may have left parts it had archived
+		// and replaced: remove them.
+		if stale := snap.archivedParts(); len(stale) > 0 {
+			err := s.change(ctx, op, monthPath(month), func() error {
 				if err := s.unchanged(op, snap); err != nil {
 					return err
 				}
-				return s.removeParts(op, snap)
+				return s.remove(op, stale)
 			})
-		default:
-			return "already compacted; its originals are in " + episodesDir + "/" + archiveDir + "/", nil
+			if why, err := conflict(err); why != "" || err != nil {
+				return why, err
+			}
+			res.Months = append(res.Months, month) // finished now
+			return "", nil
 		}
+		return "already compacted; its originals are in " + episodesDir + "/" + archiveDir + "/", nil
+	case !snap.archiveMatches():
+		return "an interrupted compaction left an archive that differs from the month; a person must check " + episodesDir + "/" + archiveDir + "/", nil
 	}
 
 	var entries []string
@@ -167,7 +162,7 @@ func (s *Store) compactMonth(ctx context.Context, llm LLM, o CompactOptions, m m
 	}
 
 	// The model runs with no lock held; what it read is checked again
-	// under the lock before anything is written.
+	// under the lock before the month is replaced.
 	var condensed string
 	if llm == nil {
 		parts := make([]string, len(older))
@@ -176,44 +171,43 @@ func (s *Store) compactMonth(ctx context.Context, llm LLM, o CompactOptions, m m
 		}
 		condensed = strings.Join(parts, "\n\n")
 	} else {
-		condensed, why, err = s.condenseWithModel(ctx, llm, m.month, older)
+		condensed, why, err = s.condenseWithModel(ctx, llm, month, older)
 		if err != nil || why != "" {
 			return why, err
 		}
 	}
-
-	data := s.compactedMonth(m.month, snap, append([]string{condensed}, kept...))
+	data := s.compactedMonth(month, snap, append([]string{condensed}, kept...))
 	if len(data) > maxFileSize {
 		return fmt.Sprintf("would still be %s bytes after condensing, over the %s-byte limit for one file", thousands(len(data)), thousands(maxFileSize)), nil
 	}
-	err = s.locked(ctx, op, monthPath(m.month), func() error {
+
+	// The archive first, outside the lock (it is a copy, and a month may
+	// have many parts); then, under the lock, the month is replaced only
+	// if it is still as read and archived.
+	if err := s.writeArchive(ctx, snap); err != nil {
+		return "", err
+	}
+	err = s.change(ctx, op, monthPath(month), func() error {
 		if err := s.unchanged(op, snap); err != nil {
 			return err
 		}
-		if err := s.root.Mkdir(episodesDir+"/"+archiveDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return hostErr(op, episodesDir+"/"+archiveDir, err)
+		if err := s.archived(op, snap); err != nil {
+			return err
 		}
-		for i, p := range snap.paths {
-			if err := s.replace(archivePath(p), snap.contents[i]); err != nil {
-				return hostErr(op, archivePath(p), err)
-			}
+		if err := s.replace(monthPath(month), data); err != nil {
+			return hostErr(op, monthPath(month), err)
 		}
-		if err := ctx.Err(); err != nil {
-			return hostErr(op, monthPath(m.month), err)
-		}
-		if err := s.replace(monthPath(m.month), data); err != nil {
-			return hostErr(op, monthPath(m.month), err)
-		}
-		return s.removeParts(op, snap)
+		return s.remove(op, snap.parts())
 	})
-	var me *Error
-	switch {
-	case errors.As(err, &me) && errors.Is(err, ErrConflict):
-		return "changed while compacting; run Compact again", nil
-	case err != nil:
-		return "", err
+	if why, err := conflict(err); why != "" || err != nil {
+		if why != "" {
+			// Take back the archive written for nothing, so that it does
+			// not stand in the way of the next run.
+			err = s.change(ctx, op, monthPath(month), func() error { return s.unarchive(op, snap) })
+		}
+		return why, err
 	}
-	res.Months = append(res.Months, m.month)
+	res.Months = append(res.Months, month)
 	res.Entries += len(older)
 	res.Kept += len(kept)
 	for _, b := range snap.contents {
@@ -223,105 +217,257 @@ func (s *Store) compactMonth(ctx context.Context, llm LLM, o CompactOptions, m m
 	return "", nil
 }
 
-// snapshot reads a month's files, and its archive when an earlier
-// compaction left one.
-func (s *Store) snapshot(ctx context.Context, m monthFiles) (monthSnapshot, error) {
-	const op = "compact"
-	snap := monthSnapshot{paths: m.paths()}
-	end, err := s.begin(ctx, op, monthPath(m.month))
+// conflict turns a change refused because the month changed into the
+// reason the month is skipped.
+func conflict(err error) (why string, _ error) {
+	if errors.Is(err, ErrConflict) {
+		return "changed while compacting; run Compact again", nil
+	}
+	return "", err
+}
+
+// change runs f under the directory's lock, as an operation of the store
+// that Close waits for.
+func (s *Store) change(ctx context.Context, op, p string, f func() error) error {
+	end, err := s.begin(ctx, op, p)
 	if err != nil {
-		return snap, err
+		return err
 	}
 	defer end()
+	return s.locked(ctx, op, p, f)
+}
+
+// monthSnapshot is a month's files as Compact read them.
+type monthSnapshot struct {
+	month    string
+	paths    []string // oldest first: the parts, then the month's file
+	contents [][]byte
+	marked   bool              // the month's file says it was compacted
+	archived map[string][]byte // archive path → content, what episodes/archive/ holds of the month
+}
+
+// parts returns the snapshot's parts: its paths but the month's file.
+func (snap monthSnapshot) parts() []string {
+	var ps []string
 	for _, p := range snap.paths {
-		b, err := s.readFile(op, target{path: p, fact: -1, month: m.month})
-		if err != nil {
-			return snap, err
+		if isPart(p) {
+			ps = append(ps, p)
 		}
-		if b == nil {
-			b = []byte{}
+	}
+	return ps
+}
+
+// snapshot lists a month's files and reads them, and what the archive
+// holds of the month. A file that cannot be read, or an archive that is
+// not a folder, is a reason to leave the month.
+func (s *Store) snapshot(ctx context.Context, month string) (snap monthSnapshot, why string, err error) {
+	const op = "compact"
+	snap = monthSnapshot{month: month}
+	end, err := s.begin(ctx, op, monthPath(month))
+	if err != nil {
+		return snap, "", err
+	}
+	defer end()
+	if snap.paths, err = s.monthPaths(episodesDir, month); err != nil {
+		return snap, "", hostErr(op, episodesDir, err)
+	}
+	for _, p := range snap.paths {
+		b, err := s.readFile(op, target{path: p, fact: -1, month: month})
+		switch {
+		case stops(err):
+			return snap, "", err
+		case err != nil:
+			return snap, p + " " + unreadable(p, err), nil
+		case b == nil:
+			return snap, p + " was removed while compacting; run Compact again", nil
 		}
 		snap.contents = append(snap.contents, b)
 	}
-	archived, _ := s.monthsIn(episodesDir + "/" + archiveDir)
-	for _, a := range archived {
-		if a.month != m.month {
-			continue
-		}
-		snap.archived = map[string][]byte{}
-		for _, p := range a.paths() {
-			b, err := s.readFile(op, target{path: archivePath(p), fact: -1, month: m.month, archived: true})
-			if err != nil {
-				return snap, err
-			}
-			snap.archived[archivePath(p)] = b
-		}
+	if n := len(snap.paths); n > 0 && !isPart(snap.paths[n-1]) {
+		snap.marked = compactedMark(snap.contents[n-1])
 	}
-	return snap, nil
+	dir := episodesDir + "/" + archiveDir
+	if fi, err := s.root.Lstat(dir); err == nil && !fi.IsDir() {
+		return snap, dir + "/ is not a folder; a person must fix it", nil
+	}
+	archived, err := s.monthPaths(dir, month)
+	if err != nil {
+		return snap, dir + "/ " + unreadable(dir+"/", err), nil
+	}
+	snap.archived = map[string][]byte{}
+	for _, p := range archived {
+		a := dir + "/" + strings.TrimPrefix(p, dir+"/")
+		b, err := s.readFile(op, target{path: a, fact: -1, month: month, archived: true})
+		if stops(err) {
+			return snap, "", err
+		}
+		if err != nil {
+			return snap, a + " " + unreadable(a, err), nil
+		}
+		snap.archived[a] = b
+	}
+	return snap, "", nil
 }
 
-// sameAsArchive reports whether the month's files are, byte for byte, the
-// archive an earlier, interrupted compaction wrote.
-func (snap monthSnapshot) sameAsArchive() bool {
-	if len(snap.archived) != len(snap.paths) {
-		return false
+// monthPaths lists the month's files in dir (episodesDir or its archive),
+// oldest first, as paths under dir.
+func (s *Store) monthPaths(dir, month string) ([]string, error) {
+	months, err := s.monthsIn(dir)
+	if err != nil {
+		return nil, err
 	}
-	for i, p := range snap.paths {
-		if a, ok := snap.archived[archivePath(p)]; !ok || !bytes.Equal(a, snap.contents[i]) {
+	for _, m := range months {
+		if m.month == month {
+			ps := m.paths()
+			for i, p := range ps {
+				ps[i] = dir + "/" + strings.TrimPrefix(p, episodesDir+"/")
+			}
+			return ps, nil
+		}
+	}
+	return nil, nil
+}
+
+// archiveMatches reports whether what the archive holds of the month, if
+// anything (an interrupted compaction's), is each the month's file of the
+// same name, as it is now.
+func (snap monthSnapshot) archiveMatches() bool {
+	for a, b := range snap.archived {
+		i := slices.IndexFunc(snap.paths, func(p string) bool { return archivePath(p) == a })
+		if i < 0 || !bytes.Equal(b, snap.contents[i]) {
 			return false
 		}
 	}
 	return true
 }
 
-// partsArchived reports whether the month has parts that an earlier
-// compaction archived and replaced, and left behind: every part is as
-// archived, and the month's file is not.
-func (snap monthSnapshot) partsArchived() bool {
-	n := len(snap.paths)
-	if n < 2 || isPart(snap.paths[n-1]) {
-		return false
-	}
-	for i, p := range snap.paths[:n-1] {
-		if a, ok := snap.archived[archivePath(p)]; !ok || !bytes.Equal(a, snap.contents[i]) {
-			return false
+// archivedParts returns the month's parts that are, byte for byte, in the
+// archive: a compacted month's parts that a crash left behind.
+func (snap monthSnapshot) archivedParts() []string {
+	var stale []string
+	for i, p := range snap.paths {
+		if a, ok := snap.archived[archivePath(p)]; ok && isPart(p) && bytes.Equal(a, snap.contents[i]) {
+			stale = append(stale, p)
 		}
 	}
-	last := snap.paths[n-1]
-	a, ok := snap.archived[archivePath(last)]
-	return ok && !bytes.Equal(a, snap.contents[n-1])
+	return stale
 }
 
-// unchanged refuses, with ErrConflict, when a file of the snapshot changed
-// since it was read. The caller holds the lock.
+// writeArchive writes the month's files, as read, under episodes/archive/.
+func (s *Store) writeArchive(ctx context.Context, snap monthSnapshot) error {
+	const op = "compact"
+	end, err := s.begin(ctx, op, monthPath(snap.month))
+	if err != nil {
+		return err
+	}
+	defer end()
+	dir := episodesDir + "/" + archiveDir
+	if err := s.root.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return hostErr(op, dir, err)
+	}
+	for i, p := range snap.paths {
+		if err := ctx.Err(); err != nil {
+			return hostErr(op, p, err)
+		}
+		if err := s.replace(archivePath(p), snap.contents[i]); err != nil {
+			return hostErr(op, archivePath(p), err)
+		}
+	}
+	return nil
+}
+
+// unchanged refuses, with ErrConflict, when the month's files are not the
+// snapshot's: a file changed, appeared or went. The caller holds the lock.
 func (s *Store) unchanged(op string, snap monthSnapshot) error {
+	paths, err := s.monthPaths(episodesDir, snap.month)
+	if err != nil {
+		return hostErr(op, episodesDir, err)
+	}
+	if !slices.Equal(paths, snap.paths) {
+		return modelErr(op, monthPath(snap.month), ErrConflict, snap.month+" gained or lost a file while it was compacted", "")
+	}
 	for i, p := range snap.paths {
 		b, err := s.readFile(op, target{path: p, fact: -1})
 		if err != nil {
 			return err
 		}
-		if b == nil || !bytes.Equal(b, snap.contents[i]) {
+		if !bytes.Equal(b, snap.contents[i]) {
 			return modelErr(op, p, ErrConflict, p+" changed while it was compacted", "")
 		}
 	}
 	return nil
 }
 
-// removeParts removes the month's parts of the snapshot, which the month's
-// compacted file replaces. The caller holds the lock.
-func (s *Store) removeParts(op string, snap monthSnapshot) error {
-	for _, p := range snap.paths {
-		if !isPart(p) {
-			continue
+// archived refuses, with ErrConflict, when the archive does not hold the
+// snapshot's files as they were: another Compact wrote it since. The
+// caller holds the lock.
+func (s *Store) archived(op string, snap monthSnapshot) error {
+	for i, p := range snap.paths {
+		b, err := s.readFile(op, target{path: archivePath(p), fact: -1, archived: true})
+		if err != nil {
+			return err
 		}
+		if !bytes.Equal(b, snap.contents[i]) {
+			return modelErr(op, archivePath(p), ErrConflict, archivePath(p)+" changed while the month was compacted", "")
+		}
+	}
+	return nil
+}
+
+// unarchive removes the archive files that hold what the snapshot read,
+// after the month changed before it could be replaced: the month's files
+// still hold all of it. The caller holds the lock.
+func (s *Store) unarchive(op string, snap monthSnapshot) error {
+	var written []string
+	for i, p := range snap.paths {
+		b, err := s.readFile(op, target{path: archivePath(p), fact: -1, archived: true})
+		if err != nil {
+			return err
+		}
+		if bytes.Equal(b, snap.contents[i]) {
+			written = append(written, archivePath(p))
+		}
+	}
+	return s.remove(op, written)
+}
+
+// remove removes the files at paths, a compacted month's parts. The caller
+// holds the lock.
+func (s *Store) remove(op string, paths []string) error {
+	for _, p := range paths {
 		if err := s.root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return hostErr(op, p, err)
 		}
 	}
-	if err := s.syncDir(episodesDir); err != nil {
-		return hostErr(op, episodesDir, err)
+	for _, dir := range []string{episodesDir, episodesDir + "/" + archiveDir} {
+		if err := s.syncDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return hostErr(op, dir, err)
+		}
 	}
 	return nil
+}
+
+// compactedNote starts the line a compacted month's file carries after its
+// summary; compactedMark finds it.
+const compactedNote = "> Compacted on "
+
+// compactedMark reports whether a month file's head says it was compacted:
+// a line "> Compacted on YYYY-MM-DD: " in its first blockquote.
+func compactedMark(b []byte) bool {
+	d := markdown.Parse(b[:markdown.HeadLen(b)])
+	if !d.Summary.OK {
+		return false
+	}
+	for line := range strings.Lines(string(b[d.Summary.End:markdown.HeadLen(b)])) {
+		if !strings.HasPrefix(line, ">") {
+			return false
+		}
+		if rest, ok := strings.CutPrefix(line, compactedNote); ok && len(rest) > 12 && rest[10:12] == ": " {
+			_, err := time.Parse(time.DateOnly, rest[:10])
+			return err == nil
+		}
+	}
+	return false
 }
 
 // isPart reports whether p is a month's sealed part.
@@ -341,7 +487,7 @@ func (s *Store) compactedMonth(month string, snap monthSnapshot, entries []strin
 		where = fmt.Sprintf("%s/%s/, %s to %s", episodesDir, archiveDir, strings.TrimPrefix(archivePath(snap.paths[0]), episodesDir+"/"+archiveDir+"/"), strings.TrimPrefix(where, episodesDir+"/"+archiveDir+"/"))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n> %s %s\n>\n> Compacted on %s: the original entries are in %s.\n\n", s.title(t), markdown.SummaryPrefix, summary, s.now().Format(time.DateOnly), where)
+	fmt.Fprintf(&b, "# %s\n\n> %s %s\n>\n%s%s: the original entries are in %s.\n\n", s.title(t), markdown.SummaryPrefix, summary, compactedNote, s.now().Format(time.DateOnly), where)
 	b.WriteString(body)
 	return []byte(b.String())
 }

@@ -302,3 +302,132 @@ func TestCompactCrash(t *testing.T) {
 	}
 	t.Logf("%d kills; %d months found compacted after a kill, the rest as they were; %d kills came before the first month", kills, compacted, whole)
 }
+
+// TestCompactThirdReview holds the cases a review found: a month that
+// gains a file while the model runs, interrupted runs, an archive that is
+// a link, and what the month-end horizon is.
+func TestCompactThirdReview(t *testing.T) {
+	ctx := context.Background()
+	part := "# 2025-01 Episodes\n\n> Summary: First\n\n## First\n- Date: 2025-01-01\n"
+
+	t.Run("a month file made while the model runs", func(t *testing.T) {
+		s, dir := open(t, nil)
+		writeFile(t, dir, "episodes/2025-01.001.md", part)
+		llm := memory.LLMFunc(func(context.Context, memory.Request) (memory.Response, error) {
+			require.NoError(t, s.Append(ctx, "episodes/2025-01.md", "## Late\n- Date: 2025-01-30", ""))
+			return memory.Response{Content: "## First\n- Date: 2025-01-01"}, nil
+		})
+		res, err := s.Compact(ctx, llm, nil)
+		require.NoError(t, err)
+		require.Equal(t, []string{"2025-01: changed while compacting; run Compact again"}, res.Skipped)
+		require.Contains(t, readFile(t, dir, "episodes/2025-01.md"), "## Late")
+		require.Equal(t, part, readFile(t, dir, "episodes/2025-01.001.md"))
+		require.NoFileExists(t, filepath.Join(dir, "episodes", "archive", "2025-01.001.md"), "the archive written for nothing is taken back")
+		res, err = s.Compact(ctx, nil, nil)
+		require.NoError(t, err)
+		require.Equal(t, []string{"2025-01"}, res.Months, "and the next run compacts the month")
+		require.Contains(t, readFile(t, dir, "episodes/archive/2025-01.md"), "## Late")
+	})
+
+	t.Run("an archive that differs from the month", func(t *testing.T) {
+		s, dir := seedOld(t)
+		writeFile(t, dir, "episodes/archive/2025-01.md", oldMonth+"\n## Only in the archive\n- Date: 2025-01-31\n")
+		res, err := s.Compact(ctx, nil, nil)
+		require.NoError(t, err)
+		require.Equal(t, []string{"2025-01: an interrupted compaction left an archive that differs from the month; a person must check episodes/archive/"}, res.Skipped)
+		require.Equal(t, oldMonth, readFile(t, dir, "episodes/2025-01.md"))
+		require.Contains(t, readFile(t, dir, "episodes/archive/2025-01.md"), "## Only in the archive")
+	})
+
+	t.Run("a half-written archive of a month in parts", func(t *testing.T) {
+		s, dir := open(t, nil)
+		writeFile(t, dir, "episodes/2025-01.001.md", part)
+		writeFile(t, dir, "episodes/2025-01.md", oldMonth)
+		writeFile(t, dir, "episodes/archive/2025-01.001.md", part)
+		res, err := s.Compact(ctx, nil, nil)
+		require.NoError(t, err)
+		require.Equal(t, []string{"2025-01"}, res.Months)
+		require.Equal(t, oldMonth, readFile(t, dir, "episodes/archive/2025-01.md"))
+		require.NoFileExists(t, filepath.Join(dir, "episodes", "2025-01.001.md"))
+	})
+
+	t.Run("parts left beside a compacted month that had only parts", func(t *testing.T) {
+		s, dir := open(t, nil)
+		writeFile(t, dir, "episodes/2025-01.001.md", part)
+		res, err := s.Compact(ctx, nil, nil)
+		require.NoError(t, err)
+		require.Equal(t, []string{"2025-01"}, res.Months)
+		compacted := readFile(t, dir, "episodes/2025-01.md")
+		writeFile(t, dir, "episodes/2025-01.001.md", part) // as a crash would leave it
+		res, err = s.Compact(ctx, nil, nil)
+		require.NoError(t, err)
+		require.Equal(t, []string{"2025-01"}, res.Months, "finished")
+		require.NoFileExists(t, filepath.Join(dir, "episodes", "2025-01.001.md"))
+		require.Equal(t, compacted, readFile(t, dir, "episodes/2025-01.md"))
+		files, err := s.List(ctx)
+		require.NoError(t, err)
+		require.True(t, files[0].Compacted)
+	})
+
+	t.Run("an archive that is a link", func(t *testing.T) {
+		s, dir := seedOld(t)
+		require.NoError(t, os.Symlink(".", filepath.Join(dir, "episodes", "archive")))
+		res, err := s.Compact(ctx, nil, nil)
+		require.NoError(t, err)
+		require.Equal(t, []string{"2025-01: episodes/archive/ is not a folder; a person must fix it"}, res.Skipped)
+		require.Equal(t, oldMonth, readFile(t, dir, "episodes/2025-01.md"))
+	})
+
+	t.Run("the horizon at a month's end", func(t *testing.T) {
+		aug31 := func() time.Time { return time.Date(2026, 8, 31, 12, 0, 0, 0, time.UTC) }
+		s, dir := open(t, &memory.Options{Now: aug31})
+		writeFile(t, dir, "episodes/2026-02.md", strings.ReplaceAll(oldMonth, "2025-01", "2026-02"))
+		writeFile(t, dir, "episodes/2026-01.md", strings.ReplaceAll(oldMonth, "2025-01", "2026-01"))
+		res, err := s.Compact(ctx, nil, nil)
+		require.NoError(t, err)
+		require.Equal(t, []string{"2026-01"}, res.Months, "six months before August is February, kept")
+	})
+
+	t.Run("Context leaves the archive out", func(t *testing.T) {
+		s, _ := seedOld(t)
+		_, err := s.Compact(ctx, nil, nil)
+		require.NoError(t, err)
+		got, err := s.Context(ctx, "Tokyo flights", 4000)
+		require.NoError(t, err)
+		require.NotContains(t, got, "episodes/archive/")
+		require.Contains(t, got, `<entry path="episodes/2025-01.md"`)
+	})
+}
+
+// TestSealedAppendInAConversation: after an append seals the month, the
+// conversation does not take the new month file for the whole month.
+func TestSealedAppendInAConversation(t *testing.T) {
+	s, dir := open(t, nil)
+	c := s.NewSession()
+	for i := 0; ; i++ {
+		r := sessionCall(t, c, "memory_append", mustJSON(t, map[string]any{"path": "episodes/2026-02.md", "entry": busyEntry(i), "summary": nil}))
+		require.False(t, r.IsError, r.Text)
+		if strings.Contains(r.Text, `"note"`) {
+			require.Contains(t, r.Text, `"note":"episodes/2026-02.md was full: its entries are now in episodes/2026-02.001.md, unchanged, and this entry starts the month's file anew"`)
+			require.NotContains(t, r.Text, `"version"`)
+			break
+		}
+		require.Contains(t, r.Text, `"version"`)
+	}
+	r := sessionCall(t, c, "memory_write", `{"path": "episodes/2026-02.md", "content": "## All of it\n- Date: 2026-02-01", "version": null}`)
+	require.True(t, r.IsError, "the conversation has not seen the month's file since it was sealed")
+	require.FileExists(t, filepath.Join(dir, "episodes", "2026-02.001.md"))
+
+	// Only appends make parts; a part that does not exist cannot be
+	// written.
+	r = sessionCall(t, c, "memory_write", `{"path": "episodes/2026-02.999.md", "content": "## X\n- Date: 2026-02-01", "version": null}`)
+	require.True(t, r.IsError)
+	require.Contains(t, r.Text, "only a full month's file becomes a part; write to episodes/2026-02.md instead")
+
+	// A month left with parts and no file of its own says where its
+	// entries are.
+	require.NoError(t, os.Remove(filepath.Join(dir, "episodes", "2026-02.md")))
+	r = sessionCall(t, c, "memory_read", `{"path": "episodes/2026-02.md", "line": null}`)
+	require.True(t, r.IsError)
+	require.Contains(t, r.Text, "episodes/2026-02.md does not exist now; the month's older entries are in episodes/2026-02.001.md")
+}

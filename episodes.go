@@ -35,29 +35,31 @@ const summaryArgMax = 200
 // Append returns an error wrapping [ErrInvalidPath], [ErrInvalidContent] for
 // a malformed entry or summary, or [ErrBudgetExceeded].
 func (s *Store) Append(ctx context.Context, path, entry, summary string) error {
-	_, err := s.append(ctx, path, entry, summary, nil)
+	_, _, err := s.append(ctx, path, entry, summary, nil)
 	return err
 }
 
-func (s *Store) append(ctx context.Context, p, entry, summary string, check guard) (data []byte, err error) {
+// append is Append, for the tool too: check vets the file before the
+// change, and sealed is the part the month's file became, when it was full.
+func (s *Store) append(ctx context.Context, p, entry, summary string, check guard) (data []byte, sealed string, err error) {
 	const op = "append"
 	t, end, err := s.start(ctx, op, p)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer end()
 	if summary, err = checkSummary(op, t.path, summary); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := checkText(op, t.path, "entry", entry); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	body := markdown.TrimTrailingBlankLines(markdown.TrimLeadingBlankLines([]byte(entry)))
 	if len(body) == 0 {
-		return nil, modelErr(op, t.path, ErrInvalidContent, "the entry is empty", "; give the text to add")
+		return nil, "", modelErr(op, t.path, ErrInvalidContent, "the entry is empty", "; give the text to add")
 	}
 	if err := checkClosed(op, t.path, "the entry", body); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	ed := markdown.Parse(body)
 	if t.isFact() {
@@ -66,28 +68,33 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 		body, err = s.episodeEntry(op, t, ed)
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 
-	return s.update(ctx, op, t, check, func(old []byte) ([]byte, error) {
+	data, err = s.update(ctx, op, t, check, func(old []byte) ([]byte, error) {
 		if !t.isFact() && len(old) > 0 && len(old)+len(body) > partMax {
 			// The month's file is full: it becomes a part, kept as it is,
 			// and the entry starts the month's file anew.
-			if err := s.seal(op, t); err != nil {
+			if err := ctx.Err(); err != nil {
+				return nil, hostErr(op, t.path, err)
+			}
+			var err error
+			if sealed, err = s.seal(op, t); err != nil {
 				return nil, err
 			}
 			old = nil
 		}
 		return s.appendTo(op, t, old, body, summary)
 	})
+	return data, sealed, err
 }
 
-// seal renames the month's file t to the month's next part. The caller
-// holds the directory's lock.
-func (s *Store) seal(op string, t target) error {
+// seal renames the month's file t to the month's next part, and returns
+// the part's path. The caller holds the directory's lock.
+func (s *Store) seal(op string, t target) (string, error) {
 	months, err := s.monthsIn(episodesDir)
 	if err != nil {
-		return hostErr(op, t.path, err)
+		return "", hostErr(op, t.path, err)
 	}
 	next := 1
 	for _, m := range months {
@@ -96,16 +103,17 @@ func (s *Store) seal(op string, t target) error {
 		}
 	}
 	if next > maxParts {
-		return modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("%s has %d full parts, as many as a month may have", t.month, maxParts),
+		return "", modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("%s has %d full parts, as many as a month may have", t.month, maxParts),
 			"; keep episodes condensed, or compact the month")
 	}
-	if err := s.root.Rename(t.path, partPath(t.month, next)); err != nil {
-		return hostErr(op, t.path, err)
+	part := partPath(t.month, next)
+	if err := s.root.Rename(t.path, part); err != nil {
+		return "", hostErr(op, t.path, err)
 	}
 	if err := s.syncDir(episodesDir); err != nil {
-		return hostErr(op, t.path, err)
+		return "", hostErr(op, t.path, err)
 	}
-	return nil
+	return part, nil
 }
 
 // appendTo returns old with body appended and the summary refreshed.

@@ -192,7 +192,7 @@ func (s *Store) init() error {
 		return err
 	}
 	defer unlock()
-	for _, sub := range []string{factsDir, episodesDir} {
+	for _, sub := range []string{factsDir, episodesDir, episodesDir + "/" + archiveDir} {
 		if err := s.removeTemps(sub); err != nil {
 			return hostErr("open", sub, err)
 		}
@@ -388,13 +388,11 @@ func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 		add(p, info, ok, err)
 	}
 	months, listErr := s.monthsIn(episodesDir)
-	archived, _ := s.monthsIn(episodesDir + "/" + archiveDir)
 	for _, m := range months {
 		if err := ctx.Err(); err != nil {
 			return nil, hostErr("list", "", err)
 		}
 		info, ok, err := s.monthInfo(m)
-		info.Compacted = slices.ContainsFunc(archived, func(a monthFiles) bool { return a.month == m.month })
 		add(monthPath(m.month), info, ok, err)
 	}
 	if listErr != nil {
@@ -514,7 +512,7 @@ func (s *Store) head(p string) (info FileInfo, ok bool, err error) {
 		}
 		d = markdown.Parse(append(buf, more...))
 	}
-	return FileInfo{Path: p, Summary: printable(d.Summary.Text), Size: st.Size()}, true, nil
+	return FileInfo{Path: p, Summary: printable(d.Summary.Text), Size: st.Size(), Compacted: compactedMark(d.Src())}, true, nil
 }
 
 // Read returns the content of the file at path. It returns an error wrapping
@@ -531,6 +529,9 @@ func (s *Store) Read(ctx context.Context, path string) (string, error) {
 		return "", err
 	}
 	if b == nil {
+		if parts := s.olderParts(t.path); parts != "" {
+			return "", modelErr("read", t.path, ErrNotFound, t.path+" does not exist now", "; "+parts)
+		}
 		return "", modelErr("read", t.path, ErrNotFound, t.path+" does not exist yet", "; call memory_list to see the files there are")
 	}
 	return string(b), nil
@@ -637,7 +638,12 @@ func (s *Store) write(ctx context.Context, p, content string, check guard) ([]by
 		}
 		data = d.SetHead(s.title(t), summary)
 	}
-	return s.update(ctx, op, t, check, func([]byte) ([]byte, error) { return data, nil })
+	return s.update(ctx, op, t, check, func(old []byte) ([]byte, error) {
+		if old == nil && t.part > 0 {
+			return nil, modelErr(op, t.path, ErrInvalidPath, t.path+" does not exist, and only a full month's file becomes a part", "; write to "+monthPath(t.month)+" instead")
+		}
+		return data, nil
+	})
 }
 
 // Patch is one literal replacement for [Store.Patch].
@@ -909,8 +915,8 @@ func (s *Store) syncDir(dir string) error {
 // removeTemps deletes the temporary files a crash left in dir.
 func (s *Store) removeTemps(dir string) error {
 	d, err := s.root.Open(dir)
-	if err != nil && s.isLink(dir) {
-		return nil // a link out of the root: not the store's to clean
+	if err != nil && (s.isLink(dir) || s.isLink(path.Dir(dir)) || errors.Is(err, fs.ErrNotExist)) {
+		return nil // in a link out of the root, or no such folder: nothing to clean
 	}
 	if err != nil {
 		return err

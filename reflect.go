@@ -725,7 +725,7 @@ func leftOut(m string, n, older int) string {
 		parts = append(parts, fmt.Sprintf("%s of %s", plural(n, "older entry", "older entries"), m))
 	}
 	if older > 0 {
-		parts = append(parts, plural(older, "older month file", "older month files"))
+		parts = append(parts, plural(older, "older episode file", "older episode files"))
 	}
 	return "(Not shown, to keep this short: " + strings.Join(parts, " and ") + ".)"
 }

@@ -12,7 +12,10 @@ import (
 
 // The sandbox. Paths from the model are matched against a small grammar, not
 // a blacklist: facts/<name> for a configured fact file name, or
-// episodes/YYYY-MM.md for a real month. Anything else is refused before the
+// episodes/YYYY-MM.md for a real month, with its full parts
+// episodes/YYYY-MM.NNN.md (read and patched, not appended to) and the
+// originals Compact keeps under episodes/archive/ (read only). Anything
+// else is refused before the
 // disk is touched, and the files that are touched are reached only through
 // the store's os.Root, so a symbolic link cannot lead out of the directory.
 

@@ -419,6 +419,9 @@ func (s *Store) Context(ctx context.Context, query string, budget int) (string, 
 		if left < 50 {
 			break
 		}
+		if strings.HasPrefix(h.Path, episodesDir+"/"+archiveDir+"/") {
+			continue // originals a compacted month condenses: the prompt has the condensed entries
+		}
 		byLine, ok := entries[h.Path]
 		if !ok {
 			text, err := s.Read(ctx, h.Path)

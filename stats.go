@@ -64,7 +64,6 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 			if m.Compacted {
 				st.ArchivedMonths++
 			}
-			st.Files += 1 + f.Parts
 			st.Months = append(st.Months, m)
 		default:
 			st.FactsBytes += int(f.Size)
@@ -82,6 +81,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 			if m.month != st.Months[i].Month {
 				continue
 			}
+			st.Files += len(m.paths())
 			for _, p := range m.paths() {
 				text, err := s.Read(ctx, p)
 				if stops(err) {

@@ -330,6 +330,7 @@ type changed struct {
 	Size         int    `json:"size"`
 	AppliedCount int    `json:"appliedCount,omitempty"`
 	Version      string `json:"version,omitempty"`
+	Note         string `json:"note,omitempty"`
 }
 
 func describeWrite(s *Store) string {
@@ -421,12 +422,18 @@ func runAppend(ctx context.Context, c *Session, a *appendArgs) (ToolResult, erro
 			current, before = old == nil || c.knows(t.path, old), old
 			return nil
 		}
-		data, err := c.s.append(ctx, a.Path, a.Entry, summary, note)
+		data, sealed, err := c.s.append(ctx, a.Path, a.Entry, summary, note)
 		if err != nil {
 			return errResult(err)
 		}
 		res := changed{Path: a.Path, Size: len(data)}
-		if current {
+		switch {
+		case sealed != "":
+			// The file the conversation knew is a part now; the month's
+			// file holds this entry alone, not the month.
+			delete(c.seen, a.Path)
+			res.Note = fmt.Sprintf("%s was full: its entries are now in %s, unchanged, and this entry starts the month's file anew", a.Path, sealed)
+		case current:
 			c.changed(a.Path, before, data)
 			res.Version = version(data)
 		}

@@ -225,7 +225,7 @@ func describeRead(*Store) string {
 		"The result is a line \"version: …\", a blank line, then the file's text: " +
 		"pass that version to memory_write or memory_patch so they change the file only if it is unchanged since. " +
 		"A file too long to show at once is cut at a line, and a \"lines:\" line after the version says which lines are shown and how to read on; " +
-		"a \"note:\" line there says when the file holds bytes that are not text."
+		"a \"parts:\" line says where a busy month's older entries are, and a \"note:\" line when the file holds bytes that are not text."
 }
 
 // readMax bounds the text one memory_read shows, in bytes: about 32,000

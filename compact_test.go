@@ -431,3 +431,46 @@ func TestSealedAppendInAConversation(t *testing.T) {
 	require.True(t, r.IsError)
 	require.Contains(t, r.Text, "episodes/2026-02.md does not exist now; the month's older entries are in episodes/2026-02.001.md")
 }
+
+// TestCompactEdges: the cases that leave a month, or the run, as it is.
+func TestCompactEdges(t *testing.T) {
+	ctx := context.Background()
+	s, dir := seedOld(t)
+
+	res, err := s.Compact(ctx, nil, &memory.CompactOptions{KeepLast: 10})
+	require.NoError(t, err)
+	require.Equal(t, []string{"2025-01: nothing to condense"}, res.Skipped)
+
+	writeFile(t, dir, "episodes/2025-02.md", "# 2025-02 Episodes\n\n## Bad\x00\n- Date: 2025-02-01\n")
+	res, err = s.Compact(ctx, nil, &memory.CompactOptions{Before: "2025-03", KeepLast: 10})
+	require.NoError(t, err)
+	require.Contains(t, res.Skipped, "2025-02: episodes/2025-02.md holds bytes that are not text; a person must fix it first")
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = s.Compact(cancelled, nil, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, s.Close())
+	_, err = s.Compact(ctx, nil, nil)
+	require.ErrorIs(t, err, memory.ErrClosed)
+	_, err = s.Stats(ctx)
+	require.ErrorIs(t, err, memory.ErrClosed)
+
+	// A month may have 999 parts; the append that would make a thousandth
+	// is refused, and nothing is lost.
+	s2, dir2 := open(t, nil)
+	writeFile(t, dir2, "episodes/2026-02.999.md", "# 2026-02 Episodes\n\n> Summary: x\n\n## X\n- Date: 2026-02-01\n")
+	writeFile(t, dir2, "episodes/2026-02.md", "# 2026-02 Episodes\n\n> Summary: y\n\n## Y\n- Date: 2026-02-02\n- Note: "+strings.Repeat("y", 16<<10)+"\n")
+	err = s2.Append(ctx, "episodes/2026-02.md", "## Z\n- Date: 2026-02-03", "")
+	require.ErrorIs(t, err, memory.ErrInvalidContent)
+	require.Contains(t, hint(t, err), "2026-02 has 999 full parts, as many as a month may have")
+	require.FileExists(t, filepath.Join(dir2, "episodes", "2026-02.md"))
+
+	// A session's index is the store's.
+	c := s2.NewSession()
+	got, err := c.IndexMessage(ctx)
+	require.NoError(t, err)
+	want, err := s2.IndexMessage(ctx)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+}

@@ -90,7 +90,8 @@ func TestNoMonthWall(t *testing.T) {
 	require.NoError(t, err)
 	sys := llm.reqs[0].System
 	require.Contains(t, sys, "episodes/2026-02.md:\n- 2026-02-16 Busy task 04999")
-	require.Contains(t, sys, "(Not shown, to keep this short:")
+	require.Regexp(t, `\(Not shown, to keep this short: \d+ older entr(y|ies) of episodes/2026-02.md and the entries of \d+ older parts of episodes/2026-02.md\.\)`, sys)
+	require.Equal(t, 1, strings.Count(sys, "episodes/2026-02.md:\n"), "one group for the month")
 }
 
 // TestMonthParts: a part can be read and patched but not appended to; the

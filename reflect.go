@@ -643,7 +643,7 @@ func joinItems(items []string, sep string) string {
 }
 
 // episodeIndex lists the episode entries, newest first, grouped under their
-// month file (a month's file, then its parts), within episodeIndexBudget
+// month (a month's file, then its parts), within episodeIndexBudget
 // characters. When it must cut, it keeps the newest and ends with a line
 // saying what was left out. The files are read newest first, and only as
 // far as the budget reaches.
@@ -652,48 +652,45 @@ func (r *Reflector) episodeIndex(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	all, _ := r.store.monthsIn(episodesDir) // an unreadable episodes/ has nothing to index
+	months, _ := r.store.monthsIn(episodesDir) // an unreadable episodes/ has nothing to index
 	end()
-	var months []string
-	for _, m := range all {
-		paths := m.paths()
-		slices.Reverse(paths)
-		months = append(months, paths...)
-	}
 
 	var lines []string
 	size := 0
 	for i, m := range months {
-		content, err := r.store.Read(ctx, m)
-		switch {
-		case stops(err):
-			return nil, err
-		case err != nil:
-			// Gone, turned into a bad link or unreadable since List:
-			// nothing to index.
-			continue
-		}
-		entries := markdown.Parse([]byte(content)).Entries
-		if len(entries) == 0 {
-			continue
-		}
-		group := []string{m + ":"}
-		for j := len(entries) - 1; j >= 0; j-- {
-			line := entryLine(entries[j])
-			add := runes(line) + 1
-			if len(group) == 1 {
-				add += runes(group[0]) + 1
+		paths := m.paths()
+		slices.Reverse(paths)
+		group := []string{monthPath(m.month) + ":"}
+		for k, p := range paths {
+			content, err := r.store.Read(ctx, p)
+			switch {
+			case stops(err):
+				return nil, err
+			case err != nil:
+				// Gone, turned into a bad link or unreadable since it was
+				// listed: nothing to index.
+				continue
 			}
-			if size+add > episodeIndexBudget {
-				if len(group) > 1 {
-					lines = append(lines, group...)
+			entries := markdown.Parse([]byte(content)).Entries
+			for j := len(entries) - 1; j >= 0; j-- {
+				line := entryLine(entries[j])
+				add := runes(line) + 1
+				if len(group) == 1 {
+					add += runes(group[0]) + 1
 				}
-				return append(lines, leftOut(m, j+1, len(months)-i-1)), nil
+				if size+add > episodeIndexBudget {
+					if len(group) > 1 {
+						lines = append(lines, group...)
+					}
+					return append(lines, leftOut(monthPath(m.month), j+1, len(paths)-k-1, len(months)-i-1)), nil
+				}
+				size += add
+				group = append(group, line)
 			}
-			size += add
-			group = append(group, line)
 		}
-		lines = append(lines, group...)
+		if len(group) > 1 {
+			lines = append(lines, group...)
+		}
 	}
 	return lines, nil
 }
@@ -718,14 +715,18 @@ func stops(err error) bool {
 }
 
 // leftOut says what the episode index does not show: the n oldest entries
-// of month file m and the older month files.
-func leftOut(m string, n, older int) string {
+// of month m's file (or part) being read, the entries of its inParts older
+// parts, and the older months.
+func leftOut(m string, n, inParts, older int) string {
 	var parts []string
 	if n > 0 {
 		parts = append(parts, fmt.Sprintf("%s of %s", plural(n, "older entry", "older entries"), m))
 	}
+	if inParts > 0 {
+		parts = append(parts, fmt.Sprintf("the entries of %s", plural(inParts, "older part of "+m, "older parts of "+m)))
+	}
 	if older > 0 {
-		parts = append(parts, plural(older, "older episode file", "older episode files"))
+		parts = append(parts, plural(older, "older month", "older months"))
 	}
 	return "(Not shown, to keep this short: " + strings.Join(parts, " and ") + ".)"
 }

@@ -740,7 +740,7 @@ func TestReflectorEpisodeIndex(t *testing.T) {
 	shown := len(lines) - 13 - 1
 	oldest := 40 - shown + 1
 	require.Equal(t, fmt.Sprintf("- 2025-12-%02d Entry 2025-12 #%02d: a summary of sixty characters or so, to fill the index", oldest%28+1, oldest), lines[len(lines)-2])
-	require.Equal(t, fmt.Sprintf("(Not shown, to keep this short: %d older entries of episodes/2025-12.md and 2 older episode files.)", oldest-1), lines[len(lines)-1])
+	require.Equal(t, fmt.Sprintf("(Not shown, to keep this short: %d older entries of episodes/2025-12.md and 2 older months.)", oldest-1), lines[len(lines)-1])
 	require.LessOrEqual(t, utf8.RuneCountInString(strings.Join(lines[1:len(lines)-1], "\n")), 3000)
 	require.Greater(t, utf8.RuneCountInString(strings.Join(lines[1:len(lines)-1], "\n")), 3000-90, "the budget is used")
 }
@@ -764,7 +764,7 @@ func TestReflectorEpisodeIndexCutAtAMonth(t *testing.T) {
 	require.Len(t, lines, 3+14+1, "14 long entries fit, 200 characters each")
 	require.Equal(t, "- "+strings.Repeat("t", 90)+": "+strings.Repeat("o", 105)+"…", lines[3], "a long line is cut")
 	require.Equal(t, "- "+strings.Repeat("t", 90)+": "+strings.Repeat("b", 105)+"…", lines[len(lines)-2])
-	require.Equal(t, "(Not shown, to keep this short: 1 older entry of episodes/2026-02.md and 1 older episode file.)", lines[len(lines)-1])
+	require.Equal(t, "(Not shown, to keep this short: 1 older entry of episodes/2026-02.md and 1 older month.)", lines[len(lines)-1])
 }
 
 func TestReflectorPromptSymlinkedFact(t *testing.T) {

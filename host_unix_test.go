@@ -87,3 +87,31 @@ func copyFile(t *testing.T, from, to string) {
 	require.NoError(t, err)
 	require.NoError(t, dst.Close())
 }
+
+// TestFileModes: a new memory file is created as os.WriteFile would create
+// it under the process's umask, and a file a person chmod'ed keeps its mode.
+func TestFileModes(t *testing.T) {
+	for _, umask := range []int{0o022, 0o077, 0o027} {
+		old := syscall.Umask(umask)
+		s, dir := open(t, nil)
+		ctx := context.Background()
+		require.NoError(t, s.Write(ctx, "facts/user.md", "- a"))
+		require.NoError(t, s.Append(ctx, "episodes/2026-02.md", "## A", ""))
+		ref := filepath.Join(t.TempDir(), "ref")
+		require.NoError(t, os.WriteFile(ref, nil, 0o644))
+		syscall.Umask(old)
+
+		want, err := os.Stat(ref)
+		require.NoError(t, err)
+		for _, p := range []string{"facts/user.md", "episodes/2026-02.md"} {
+			fi, err := os.Stat(filepath.Join(dir, p))
+			require.NoError(t, err)
+			require.Equal(t, want.Mode().Perm(), fi.Mode().Perm(), "umask %o: %s", umask, p)
+		}
+		require.NoError(t, os.Chmod(filepath.Join(dir, "facts", "user.md"), 0o640))
+		require.NoError(t, s.Write(ctx, "facts/user.md", "- b"))
+		fi, err := os.Stat(filepath.Join(dir, "facts", "user.md"))
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "a person's mode is kept")
+	}
+}

@@ -852,11 +852,16 @@ func (s *Store) commit(ctx context.Context, op string, t target, old, data []byt
 // fsync, rename over name, fsync of the folder. A reader sees the old
 // content or the new, never a mix; after a crash the file is one or the
 // other, and Open removes the temporary file.
+//
+// A file that exists keeps its mode, as a person set it. A new file is
+// created as os.WriteFile(name, data, 0o644) would create it: 0644 less the
+// process's umask, so that with umask 077 a memory file, which holds
+// personal facts, is readable by its owner alone.
 func (s *Store) replace(name string, data []byte) (err error) {
 	dir, base := path.Split(name)
-	perm := fs.FileMode(0o644)
+	perm, keep := fs.FileMode(newFileMode), false
 	if fi, err := s.root.Stat(name); err == nil {
-		perm = fi.Mode().Perm()
+		perm, keep = fi.Mode().Perm(), true
 	}
 	var f *os.File
 	var tmp string
@@ -879,8 +884,11 @@ func (s *Store) replace(name string, data []byte) (err error) {
 	if _, err = f.Write(data); err != nil {
 		return err
 	}
-	if err = f.Chmod(perm); err != nil && runtime.GOOS != "windows" {
-		return err
+	if keep {
+		// The umask applied at creation; the file replaced had its mode.
+		if err = f.Chmod(perm); err != nil && runtime.GOOS != "windows" {
+			return err
+		}
 	}
 	if err = f.Sync(); err != nil {
 		return err
@@ -893,6 +901,10 @@ func (s *Store) replace(name string, data []byte) (err error) {
 	}
 	return s.syncDir(path.Clean(dir))
 }
+
+// newFileMode is the mode a new memory file is created with, before the
+// umask.
+const newFileMode = 0o644
 
 // tempMark sits between a target's name and a random suffix in the name of
 // a temporary file: ".user.md.tmp-1x2y3z".

@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mdmemory/memory"
+	"github.com/mdmemory/memory/internal/flock"
 	"github.com/stretchr/testify/require"
 )
 
@@ -114,4 +116,28 @@ func TestFileModes(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "a person's mode is kept")
 	}
+}
+
+// TestLockSurvivesDeletion: a Store inside its critical section keeps
+// others out even when someone deletes .lock meanwhile, since the root
+// folder itself is locked too.
+func TestLockSurvivesDeletion(t *testing.T) {
+	_, dir := open(t, nil)
+	// What a Store holds inside its critical section: .lock and the folder.
+	holdLock(t, dir)
+	folder, err := os.Open(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { folder.Close() })
+	ok, err := flock.TryLock(folder)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	require.NoError(t, os.Remove(filepath.Join(dir, ".lock"))) // a clean-up script
+	other, err := memory.Open(dir, &memory.Options{Now: feb26, LockTimeout: 20 * time.Millisecond})
+	if err == nil {
+		defer other.Close()
+		err = other.Append(context.Background(), "episodes/2026-02.md", "## Sneaked in", "")
+	}
+	require.ErrorIs(t, err, memory.ErrLocked, "the second Store waits for the first")
+	require.NoFileExists(t, filepath.Join(dir, "episodes", "2026-02.md"))
 }

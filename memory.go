@@ -125,6 +125,7 @@ type Store struct {
 	root *os.Root
 	opts Options
 	lock *os.File // the root's lock file, flocked around each change
+	dir  *os.File // the root itself, flocked with lock where folders can be: nobody can delete it mid-change
 
 	// unlocked skips the lock file; only benchmarks set it, to measure
 	// what the lock costs.
@@ -168,6 +169,9 @@ func Open(dir string, opts *Options) (*Store, error) {
 		if s.lock != nil {
 			s.lock.Close()
 		}
+		if s.dir != nil {
+			s.dir.Close()
+		}
 		root.Close()
 		return nil, err
 	}
@@ -187,6 +191,11 @@ func (s *Store) init() error {
 		return hostErr("open", lockName, err)
 	}
 	s.lock = lock
+	if flock.Folders {
+		if s.dir, err = s.root.Open("."); err != nil {
+			return hostErr("open", "", err)
+		}
+	}
 	unlock, err := s.lockDir(context.Background(), "open")
 	if err != nil {
 		return err
@@ -200,27 +209,32 @@ func (s *Store) init() error {
 	return nil
 }
 
-// lockDir takes the directory's lock file, waiting up to LockTimeout for
-// another Store to release it.
+// lockDir takes the directory's lock, waiting up to LockTimeout for
+// another Store to release it. The lock is the lock file, .lock, and, where
+// a folder can be locked, the root folder itself: a person or a script that
+// deletes .lock while a Store is inside its critical section cannot let a
+// second one in, since nobody can delete the folder a Store has open.
+// Stores of earlier versions lock .lock alone, and are still excluded.
 func (s *Store) lockDir(ctx context.Context, op string) (unlock func(), err error) {
 	if s.unlocked {
 		return func() {}, nil
 	}
 	deadline := time.Now().Add(s.opts.LockTimeout)
 	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
-		ok, err := flock.TryLock(s.lock)
+		ok, err := s.tryLockDir()
 		if err != nil {
 			return nil, hostErr(op, lockName, err)
 		}
 		if ok {
 			current, err := s.lockIsCurrent()
 			if err != nil {
-				flock.Unlock(s.lock)
+				s.unlockDir()
 				return nil, hostErr(op, lockName, err)
 			}
 			if current {
-				return func() { flock.Unlock(s.lock) }, nil
+				return s.unlockDir, nil
 			}
+			s.unlockDirFolder()
 			continue // the lock file was replaced: locked again at once
 		}
 		if time.Now().After(deadline) {
@@ -233,6 +247,34 @@ func (s *Store) lockDir(ctx context.Context, op string) (unlock func(), err erro
 			return nil, hostErr(op, "", ctx.Err())
 		case <-t.C:
 		}
+	}
+}
+
+// tryLockDir takes the root folder's lock, where there is one, then the
+// lock file's, without waiting; it holds neither when it reports false.
+func (s *Store) tryLockDir() (bool, error) {
+	if s.dir != nil {
+		ok, err := flock.TryLock(s.dir)
+		if !ok || err != nil {
+			return false, err
+		}
+	}
+	ok, err := flock.TryLock(s.lock)
+	if !ok || err != nil {
+		s.unlockDirFolder()
+	}
+	return ok, err
+}
+
+// unlockDir releases what tryLockDir took.
+func (s *Store) unlockDir() {
+	flock.Unlock(s.lock)
+	s.unlockDirFolder()
+}
+
+func (s *Store) unlockDirFolder() {
+	if s.dir != nil {
+		flock.Unlock(s.dir)
 	}
 }
 
@@ -322,7 +364,11 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	return errors.Join(s.lock.Close(), s.root.Close())
+	var dirErr error
+	if s.dir != nil {
+		dirErr = s.dir.Close()
+	}
+	return errors.Join(s.lock.Close(), dirErr, s.root.Close())
 }
 
 // begin starts an operation: it fails when ctx is done or the store is

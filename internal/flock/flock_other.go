@@ -4,8 +4,12 @@ package flock
 
 import "os"
 
-// Supported reports whether locks exclude other processes on this system.
-const Supported = false
+// Supported reports whether locks exclude other processes on this system,
+// and Folders whether an open folder can be locked too.
+const (
+	Supported = false
+	Folders   = false
+)
 
 func tryLock(*os.File) (bool, error) { return true, nil }
 

@@ -8,8 +8,12 @@ import (
 	"syscall"
 )
 
-// Supported reports whether locks exclude other processes on this system.
-const Supported = true
+// Supported reports whether locks exclude other processes on this system,
+// and Folders whether an open folder can be locked too.
+const (
+	Supported = true
+	Folders   = true
+)
 
 func tryLock(f *os.File) (bool, error) {
 	for {

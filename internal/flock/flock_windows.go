@@ -9,8 +9,13 @@ import (
 	"unsafe"
 )
 
-// Supported reports whether locks exclude other processes on this system.
-const Supported = true
+// Supported reports whether locks exclude other processes on this system,
+// and Folders whether an open folder can be locked too: LockFileEx locks
+// byte ranges of files only.
+const (
+	Supported = true
+	Folders   = false
+)
 
 var (
 	kernel32         = syscall.NewLazyDLL("kernel32.dll")

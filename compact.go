@@ -31,26 +31,35 @@ type CompactOptions struct {
 	Before string
 
 	// KeepLast keeps the newest KeepLast entries of each month verbatim
-	// and condenses the others (seed 004's keepLast). 0 condenses them all.
+	// and condenses the others. 0 condenses them all.
 	KeepLast int
 }
 
 // CompactResult reports what a [Store.Compact] did.
 type CompactResult struct {
-	// Months lists the months compacted, oldest first.
-	Months []string
+	// Months lists the months compacted, oldest first, including a month
+	// whose compaction an earlier, interrupted run had done but for
+	// removing its parts (it adds nothing to the counts below).
+	Months []string `json:"months"`
 
-	// Skipped lists the months before the horizon left as they were, each
-	// with why: "2025-03: already compacted", "2025-04: changed while
-	// compacting; run Compact again", ...
-	Skipped []string
+	// Skipped lists the months before the horizon left as they were, and
+	// why.
+	Skipped []SkippedMonth `json:"skipped"`
 
 	// Entries counts the entries condensed; Kept those kept verbatim.
-	Entries, Kept int
+	Entries int `json:"entries"`
+	Kept    int `json:"kept"`
 
 	// BytesBefore and BytesAfter are the sizes of the compacted months'
 	// files before and after.
-	BytesBefore, BytesAfter int64
+	BytesBefore int64 `json:"bytesBefore"`
+	BytesAfter  int64 `json:"bytesAfter"`
+}
+
+// SkippedMonth is a month [Store.Compact] left as it was.
+type SkippedMonth struct {
+	Month  string `json:"month"`  // "2025-03"
+	Reason string `json:"reason"` // "already compacted; …", "changed while compacting; run Compact again", …
 }
 
 // Compact condenses the months before opts.Before, oldest first: each
@@ -110,7 +119,7 @@ func (s *Store) Compact(ctx context.Context, llm LLM, opts *CompactOptions) (Com
 			return res, err
 		}
 		if why != "" {
-			res.Skipped = append(res.Skipped, m.month+": "+why)
+			res.Skipped = append(res.Skipped, SkippedMonth{Month: m.month, Reason: why})
 		}
 	}
 	return res, nil

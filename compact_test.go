@@ -94,7 +94,7 @@ func TestCompactLocal(t *testing.T) {
 	res, err = s.Compact(ctx, nil, nil)
 	require.NoError(t, err)
 	require.Empty(t, res.Months)
-	require.Equal(t, []string{"2025-01: already compacted; its originals are in episodes/archive/"}, res.Skipped)
+	require.Equal(t, skipped("2025-01", "already compacted; its originals are in episodes/archive/"), res.Skipped)
 	require.Equal(t, got, readFile(t, dir, "episodes/2025-01.md"))
 
 	// A person undoes it by moving the archived file back.
@@ -152,7 +152,8 @@ func TestCompactLeavesWhatItCannotUse(t *testing.T) {
 			require.NoError(t, err)
 			require.Empty(t, res.Months)
 			require.Len(t, res.Skipped, 1)
-			require.Contains(t, res.Skipped[0], "2025-01: the model's condensed text cannot be used (")
+			require.Equal(t, "2025-01", res.Skipped[0].Month)
+			require.Contains(t, res.Skipped[0].Reason, "the model's condensed text cannot be used (")
 			require.Equal(t, oldMonth, readFile(t, dir, "episodes/2025-01.md"))
 			require.NoFileExists(t, filepath.Join(dir, "episodes", "archive", "2025-01.md"))
 		})
@@ -184,7 +185,7 @@ func TestCompactGuard(t *testing.T) {
 	})
 	res, err := s.Compact(ctx, llm, nil)
 	require.NoError(t, err)
-	require.Equal(t, []string{"2025-01: changed while compacting; run Compact again"}, res.Skipped)
+	require.Equal(t, skipped("2025-01", "changed while compacting; run Compact again"), res.Skipped)
 	require.Contains(t, readFile(t, dir, "episodes/2025-01.md"), "## Added by hand")
 	require.NoFileExists(t, filepath.Join(dir, "episodes", "archive", "2025-01.md"))
 }
@@ -319,7 +320,7 @@ func TestCompactThirdReview(t *testing.T) {
 		})
 		res, err := s.Compact(ctx, llm, nil)
 		require.NoError(t, err)
-		require.Equal(t, []string{"2025-01: changed while compacting; run Compact again"}, res.Skipped)
+		require.Equal(t, skipped("2025-01", "changed while compacting; run Compact again"), res.Skipped)
 		require.Contains(t, readFile(t, dir, "episodes/2025-01.md"), "## Late")
 		require.Equal(t, part, readFile(t, dir, "episodes/2025-01.001.md"))
 		require.NoFileExists(t, filepath.Join(dir, "episodes", "archive", "2025-01.001.md"), "the archive written for nothing is taken back")
@@ -334,7 +335,7 @@ func TestCompactThirdReview(t *testing.T) {
 		writeFile(t, dir, "episodes/archive/2025-01.md", oldMonth+"\n## Only in the archive\n- Date: 2025-01-31\n")
 		res, err := s.Compact(ctx, nil, nil)
 		require.NoError(t, err)
-		require.Equal(t, []string{"2025-01: an interrupted compaction left an archive that differs from the month; a person must check episodes/archive/"}, res.Skipped)
+		require.Equal(t, skipped("2025-01", "an interrupted compaction left an archive that differs from the month; a person must check episodes/archive/"), res.Skipped)
 		require.Equal(t, oldMonth, readFile(t, dir, "episodes/2025-01.md"))
 		require.Contains(t, readFile(t, dir, "episodes/archive/2025-01.md"), "## Only in the archive")
 	})
@@ -374,7 +375,7 @@ func TestCompactThirdReview(t *testing.T) {
 		require.NoError(t, os.Symlink(".", filepath.Join(dir, "episodes", "archive")))
 		res, err := s.Compact(ctx, nil, nil)
 		require.NoError(t, err)
-		require.Equal(t, []string{"2025-01: episodes/archive/ is not a folder; a person must fix it"}, res.Skipped)
+		require.Equal(t, skipped("2025-01", "episodes/archive/ is not a folder; a person must fix it"), res.Skipped)
 		require.Equal(t, oldMonth, readFile(t, dir, "episodes/2025-01.md"))
 	})
 
@@ -439,12 +440,12 @@ func TestCompactEdges(t *testing.T) {
 
 	res, err := s.Compact(ctx, nil, &memory.CompactOptions{KeepLast: 10})
 	require.NoError(t, err)
-	require.Equal(t, []string{"2025-01: nothing to condense"}, res.Skipped)
+	require.Equal(t, skipped("2025-01", "nothing to condense"), res.Skipped)
 
 	writeFile(t, dir, "episodes/2025-02.md", "# 2025-02 Episodes\n\n## Bad\x00\n- Date: 2025-02-01\n")
 	res, err = s.Compact(ctx, nil, &memory.CompactOptions{Before: "2025-03", KeepLast: 10})
 	require.NoError(t, err)
-	require.Contains(t, res.Skipped, "2025-02: episodes/2025-02.md holds bytes that are not text; a person must fix it first")
+	require.Contains(t, res.Skipped, memory.SkippedMonth{Month: "2025-02", Reason: "episodes/2025-02.md holds bytes that are not text; a person must fix it first"})
 
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
@@ -473,4 +474,8 @@ func TestCompactEdges(t *testing.T) {
 	want, err := s2.IndexMessage(ctx)
 	require.NoError(t, err)
 	require.Equal(t, want, got)
+}
+
+func skipped(month, reason string) []memory.SkippedMonth {
+	return []memory.SkippedMonth{{Month: month, Reason: reason}}
 }

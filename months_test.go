@@ -145,22 +145,22 @@ func TestStats(t *testing.T) {
 
 	st, err := s.Stats(ctx)
 	require.NoError(t, err)
-	require.Equal(t, len(readFile(t, dir, "facts/user.md")), st.FactsBytes)
+	require.Equal(t, int64(len(readFile(t, dir, "facts/user.md"))), st.FactsSize)
 	require.Equal(t, memory.DefaultFactsBudget, st.FactsBudget)
 	require.Equal(t, 4, st.Files, "a fact file, a month's file and its part, a compacted month")
 	require.Equal(t, 1, st.ArchivedMonths)
 	require.Len(t, st.Months, 2)
-	require.Equal(t, memory.MonthStats{Month: "2026-01", Entries: 3, Bytes: int64(len(readFile(t, dir, "episodes/2026-01.001.md")) + len(readFile(t, dir, "episodes/2026-01.md"))), Parts: 1}, st.Months[0])
+	require.Equal(t, memory.MonthStats{Month: "2026-01", Entries: 3, Size: int64(len(readFile(t, dir, "episodes/2026-01.001.md")) + len(readFile(t, dir, "episodes/2026-01.md"))), Parts: 1}, st.Months[0])
 	require.Equal(t, "2025-01", st.Months[1].Month)
 	require.Equal(t, 4, st.Months[1].Entries)
 	require.True(t, st.Months[1].Compacted)
 
 	msg, err := s.IndexMessage(ctx)
 	require.NoError(t, err)
-	require.Equal(t, len(msg), st.IndexMessage.Bytes)
+	require.Equal(t, len(msg), st.IndexMessage.Size)
 	require.Equal(t, (len([]rune(msg))+3)/4, st.IndexMessage.Tokens)
-	require.Greater(t, st.ReflectorPrompt.Bytes, 3000)
-	require.InDelta(t, st.ReflectorPrompt.Bytes/4, st.ReflectorPrompt.Tokens, 200)
+	require.Greater(t, st.ReflectorPrompt.Size, 3000)
+	require.InDelta(t, st.ReflectorPrompt.Size/4, st.ReflectorPrompt.Tokens, 200)
 }
 
 // TestIndexOverTenYears: with ten years of months of 100 entries each the

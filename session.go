@@ -307,11 +307,15 @@ func (c *Session) checkVersion(op string, t target, old []byte, want string) err
 		return modelErr(op, t.path, ErrConflict, t.path+" does not exist: it was deleted since that version was read", "; nothing was changed. "+recreate(op))
 	case want == version(old):
 		return nil
-	case op == "patch" && c.knows(t.path, old) && slices.Contains(c.seen[t.path].lineage, want):
+	case c.knows(t.path, old) && slices.Contains(c.seen[t.path].lineage, want):
 		// A patch's oldText must still match, so a version from before the
 		// conversation's own changes loses none of them; a write with it
 		// would.
-		return nil
+		if op == "patch" {
+			return nil
+		}
+		return modelErr(op, t.path, ErrConflict, t.path+" is not at the version given: you changed it since that version was read",
+			"; nothing was changed. Pass version null to replace it as you last left it, or memory_read it again")
 	}
 	return modelErr(op, t.path, ErrConflict, t.path+" is not at the version given: it changed since that version was read (edited by a person or another agent)",
 		"; nothing was changed. Call memory_read to see the current text and its version, then redo the change on it")

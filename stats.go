@@ -7,43 +7,43 @@ import (
 	"github.com/mdmemory/memory/internal/markdown"
 )
 
-// Stats describes what a store holds and what it puts into prompts: seed
-// 004's getStats, with seed 003's accounting of prompt sizes.
+// Stats describes what a store holds and what it puts into prompts.
 type Stats struct {
-	FactsBytes  int // the fact files' bytes together, against FactsBudget
-	FactsBudget int // Options.FactsBudget
+	FactsSize   int64 `json:"factsSize"`   // the fact files' bytes together, against FactsBudget
+	FactsBudget int   `json:"factsBudget"` // Options.FactsBudget
 
-	// Files counts the memory files on disk: the fact files that exist and
-	// every month's file and parts. The archive is not counted.
-	Files int
+	// Files counts the memory files on disk that can be read: the fact
+	// files that exist and every month's file and parts. The archive is
+	// not counted, nor is a file List reports as unreadable.
+	Files int `json:"files"`
 
-	Months         []MonthStats // newest first
-	ArchivedMonths int          // months whose originals Compact archived
+	Months         []MonthStats `json:"months"`         // newest first; a month List reports as unreadable is left out
+	ArchivedMonths int          `json:"archivedMonths"` // compacted months, whose originals are in the archive
 
-	IndexMessage    PromptSize // what IndexMessage gives now
-	ReflectorPrompt PromptSize // the reflector's system prompt now, without a persona
+	IndexMessage    PromptSize `json:"indexMessage"`    // what IndexMessage gives now
+	ReflectorPrompt PromptSize `json:"reflectorPrompt"` // the reflector's system prompt now, without a persona
 }
 
 // MonthStats describes one month of episodes.
 type MonthStats struct {
-	Month     string // "2026-02"
-	Entries   int    // entries in the month's file and its parts
-	Bytes     int64  // their size together
-	Parts     int    // full parts besides the month's file
-	Compacted bool   // its originals are in the archive
+	Month     string `json:"month"`               // "2026-02"
+	Entries   int    `json:"entries"`             // entries in the month's file and its parts
+	Size      int64  `json:"size"`                // their bytes together
+	Parts     int    `json:"parts,omitempty"`     // full parts besides the month's file
+	Compacted bool   `json:"compacted,omitempty"` // compacted: its originals are in the archive
 }
 
 // PromptSize is the size of a text that goes into prompts: in bytes, and
 // in tokens estimated at 4 characters a token, as the reflector counts
 // them when it fits a conversation into the model's window.
 type PromptSize struct {
-	Bytes  int
-	Tokens int
+	Size   int `json:"size"`
+	Tokens int `json:"tokens"`
 }
 
 func promptSize(s string) PromptSize {
 	n := utf8.RuneCountInString(s)
-	return PromptSize{Bytes: len(s), Tokens: (n + charsPerToken - 1) / charsPerToken}
+	return PromptSize{Size: len(s), Tokens: (n + charsPerToken - 1) / charsPerToken}
 }
 
 // Stats reads the whole store (every month's files are parsed to count
@@ -60,13 +60,13 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		switch {
 		case f.Error != "":
 		case isMonthPath(f.Path):
-			m := MonthStats{Month: f.Path[len(episodesDir)+1 : len(episodesDir)+8], Bytes: f.Size, Parts: f.Parts, Compacted: f.Compacted}
+			m := MonthStats{Month: f.Path[len(episodesDir)+1 : len(episodesDir)+8], Size: f.Size, Parts: f.Parts, Compacted: f.Compacted}
 			if m.Compacted {
 				st.ArchivedMonths++
 			}
 			st.Months = append(st.Months, m)
 		default:
-			st.FactsBytes += int(f.Size)
+			st.FactsSize += f.Size
 			st.Files++
 		}
 	}

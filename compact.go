@@ -73,14 +73,19 @@ type SkippedMonth struct {
 // condenses each entry to its heading and its "- Date:", "- Summary:" and
 // "- Lesson:" lines.
 //
-// Nothing is lost. Under the directory's lock, Compact first writes the
-// month's files as they were under episodes/archive/, then replaces the
-// month's file with the condensed one, then removes the month's parts: a
-// crash leaves the month as it was, or compacted with its archive (when a
-// crash came before the parts were removed, the next Compact removes
-// them). A month that changed while the model ran (a person's edit, an
-// append) is left as it is and reported in Skipped, as is a month compacted
-// before: a rerun is safe. No lock is held while the model runs.
+// Nothing is lost. Compact first writes the month's files as they were
+// under episodes/archive/ (a copy, so with no lock held); then, under the
+// directory's lock, it checks that the month and the archive are as it read
+// and wrote them, replaces the month's file with the condensed one, which
+// says it was compacted and where the originals are, and removes the
+// month's parts. A crash leaves the month as it was, or compacted with its
+// archive; the next Compact finishes what a crash cut short. A month that
+// changed while the model ran (a person's edit, an append) is left as it
+// is, its archive taken back, and reported in Skipped, as is a month
+// compacted before: a rerun is safe. No lock is held while the model runs.
+// A compacted month is not condensed again: entries appended to it later
+// stay as they are, and when they fill its file, the part that file becomes
+// makes the month one for a person to check.
 //
 // Compact returns an error wrapping [ErrInvalidContent] for invalid
 // options, the LLM's error (wrapped) when it fails, and host errors; the

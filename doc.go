@@ -27,7 +27,9 @@
 // carries version tokens instead: memory_read states the file's [Version],
 // and memory_write and memory_patch given it change the file only if it is
 // still at that version. A conversation's parallel calls are safe: its own
-// changes never conflict with each other.
+// changes never conflict with each other (a memory_write carrying a version
+// from before the conversation's own later changes is refused, as it
+// would undo them).
 //
 // The same operations are methods for Go code: [Store.List],
 // [Store.Search], [Store.Read], [Store.Write], [Store.WriteIf],
@@ -35,15 +37,17 @@
 // record what is worth keeping.
 //
 // Memory lasts for years: a busy month's full files become parts
-// (episodes/2026-02.001.md, …) so that no append is refused and none costs
-// more as the month grows; [Store.Compact] condenses old months, keeping
+// (episodes/2026-02.001.md, …, up to 999) so that a month does not fill up
+// and no append costs more as it grows; [Store.Compact] condenses old months, keeping
 // their originals under episodes/archive/; [Store.Stats] says what the
 // store holds and what goes into prompts.
 //
 // # Safety
 //
-// Paths from the model must match a grammar (facts/<configured name> or
-// episodes/YYYY-MM.md) and every file access goes through an [os.Root], so
+// Paths from the model must match a grammar (facts/<configured name>,
+// episodes/YYYY-MM.md, a month's parts episodes/YYYY-MM.NNN.md, read and
+// patched, and the originals under episodes/archive/, read only) and every
+// file access goes through an [os.Root], so
 // nothing outside the directory is reached, symbolic links included. Every
 // change replaces its file atomically (temporary file, fsync, rename, fsync
 // of the folder). Markdown structure is read with goldmark's AST and edits

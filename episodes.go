@@ -26,14 +26,20 @@ const summaryArgMax = 200
 // the entry is refused, as is an entry whose own date is not. For a fact
 // file the entry is one or more lines with no heading.
 //
+// When the month's file would pass 16 KiB, it is first renamed, as it is,
+// to the month's next part (episodes/YYYY-MM.001.md, .002.md, …), and the
+// entry starts the month's file anew; a month may have 999 parts.
+//
 // summary, when not empty, becomes the file's "> Summary:" line; it must be
 // one line of at most 200 characters. When empty, the summary is derived
 // from the content: a month file lists its entry titles, newest kept when
-// they do not all fit in 100 characters; a fact file lists its first
-// bullets that fit.
+// they do not all fit in 100 characters; a fact file names its first facts
+// that fit.
 //
-// Append returns an error wrapping [ErrInvalidPath], [ErrInvalidContent] for
-// a malformed entry or summary, or [ErrBudgetExceeded].
+// Append returns an error wrapping [ErrInvalidPath] (a part, or a path
+// outside the grammar), [ErrInvalidContent] for a malformed entry or
+// summary (see [Store.Write]'s rules for text, and the dates above) or a
+// month that has 999 parts already, or [ErrBudgetExceeded].
 func (s *Store) Append(ctx context.Context, path, entry, summary string) error {
 	_, _, err := s.append(ctx, path, entry, summary, nil)
 	return err

@@ -15,7 +15,7 @@ var (
 	ErrClosed = errors.New("store is closed")
 
 	// ErrInvalidPath is returned when a path is not one of the store's
-	// files: not facts/<configured name>.md or episodes/YYYY-MM.md (or a
+	// files: not facts/<configured name> or episodes/YYYY-MM.md (or a
 	// month's part, episodes/YYYY-MM.NNN.md, or an archived original, for
 	// the operations those allow) in
 	// canonical form, or a symbolic link that leads out of the root. It is

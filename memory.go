@@ -97,7 +97,10 @@ func defaultFactFiles() []FactFile {
 	}
 }
 
-// FileInfo describes one memory file, as memory_list shows it.
+// FileInfo describes one memory file, as memory_list shows it. A month is
+// one FileInfo whatever parts it has: Path is its file's, episodes/YYYY-MM.md
+// (even when only its parts exist now), Summary that of its newest file,
+// and Size all its files' bytes together.
 type FileInfo struct {
 	Path    string `json:"path"`            // relative and slash-separated: "facts/user.md"
 	Summary string `json:"summary"`         // the file's "> Summary:" line, "" when it has none
@@ -615,16 +618,23 @@ func (s *Store) readFile(op string, t target) ([]byte, error) {
 // content is kept as written. The file always ends with a newline.
 //
 // Write returns an error wrapping [ErrInvalidPath] for a path outside the
-// grammar, [ErrInvalidContent] for content that is not UTF-8, holds a NUL
-// byte or is over 1 MiB, and [ErrBudgetExceeded] when a fact file would
-// take the fact files over the budget.
+// grammar, an archived original or a part that does not exist (only
+// [Store.Append] makes parts); [ErrInvalidContent] for content that is not
+// UTF-8, holds a NUL byte or a carriage return that does not end a line,
+// nests blockquotes or lists more than 32 deep, ends inside an open block
+// (a code fence, an HTML comment or block), has a summary line with a
+// control character, or is over 1 MiB (unless it replaces a larger file);
+// and [ErrBudgetExceeded] when a fact file would take the fact files over
+// the budget.
 func (s *Store) Write(ctx context.Context, path, content string) error {
 	_, err := s.write(ctx, path, content, nil)
 	return err
 }
 
-// Version returns the version of a file's content, as [Store.WriteIf]
-// checks it: a short hash. The version of a file that does not exist is "".
+// Version returns the version of a file's content, as [Store.WriteIf] and
+// the tools' version tokens check it: a short hash of the content alone.
+// A file that does not exist has no content; WriteIf and the tools take ""
+// as its version.
 func Version(content string) string {
 	sum := sha256.Sum256([]byte(content))
 	return hex.EncodeToString(sum[:12])

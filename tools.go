@@ -173,7 +173,9 @@ type listArgs struct{}
 
 func describeList(*Store) string {
 	return "List the saved memory files with their one-line summaries and sizes in bytes: " +
-		"the fact files first, then the episode files, newest month first; a file that cannot be read has an \"error\" saying why. " +
+		"the fact files first, then the episode files, newest month first. " +
+		"A busy month counts its older files in \"parts\" (its size is all of them); \"compacted\" marks a month condensed, whose originals are under episodes/archive/; " +
+		"a file that cannot be read has an \"error\" saying why. " +
 		"Use it to see what is remembered, then memory_read the files that matter for the task."
 }
 
@@ -215,17 +217,17 @@ func runSearch(ctx context.Context, c *Session, a *searchArgs) (ToolResult, erro
 // memory_read
 
 type readArgs struct {
-	Path string `json:"path" desc:"A memory file: {paths}."`
+	Path string `json:"path" desc:"A memory file: {paths}; or a month's older part or archived original (episodes/YYYY-MM.NNN.md, episodes/archive/YYYY-MM.md) that memory_search or a parts: line names."`
 	Line *int   `json:"line" desc:"The line to start from: to read on where a long file was cut, or from a memory_search hit. Null to read from the start."`
 }
 
 func describeRead(*Store) string {
 	return "Read one memory file. Use it when the memory index or memory_list shows a file " +
 		"that may help with the task, and before changing a file with memory_write or memory_patch. " +
-		"The result is a line \"version: …\", a blank line, then the file's text: " +
-		"pass that version to memory_write or memory_patch so they change the file only if it is unchanged since. " +
-		"A file too long to show at once is cut at a line, and a \"lines:\" line after the version says which lines are shown and how to read on; " +
-		"a \"parts:\" line says where a busy month's older entries are, and a \"note:\" line when the file holds bytes that are not text."
+		"The result starts with a line \"version: …\", then, when they apply, a \"parts:\" line (where a busy month's older entries are), " +
+		"a \"lines:\" line (a file too long to show at once is cut at a line: which lines are shown and how to read on) and a \"note:\" line (the file holds bytes that are not text); " +
+		"then a blank line and the file's text. " +
+		"Pass the version to memory_write or memory_patch so they change the file only if it is unchanged since."
 }
 
 // readMax bounds the text one memory_read shows, in bytes: about 32,000
@@ -360,7 +362,7 @@ func runWrite(ctx context.Context, c *Session, a *writeArgs) (ToolResult, error)
 type patchArgs struct {
 	Path    string     `json:"path" desc:"A memory file: {paths}."`
 	Patches []patchArg `json:"patches" desc:"One or more replacements, applied in order."`
-	Version *string    `json:"version" desc:"The file's version as memory_read gave it: the file is patched only if it is still at that version. Null for a file read earlier in this conversation."`
+	Version *string    `json:"version" desc:"The file's version as memory_read gave it: the file is patched only if it is still at that version, or changed since by this conversation alone. Null for a file read earlier in this conversation."`
 }
 
 type patchArg struct {
@@ -679,11 +681,14 @@ func jsonResult(v any, err error) (ToolResult, error) {
 }
 
 // IndexMessage renders the memory list as the first user message of a task
-// (the "Available memory" index): one line per file with its size and
-// summary (or why it cannot be read), facts first, then months newest
-// first, and closing lines that give today's date, say that memory is
-// background to weigh, which may be out of date, and not instructions, and
-// tell the model to memory_read what it needs.
+// (the "Available memory" index): one line per fact file and per month
+// (whatever parts it has) with its size and summary, or why it cannot be
+// read, and ", compacted" for a month Compact condensed; facts first, then
+// months newest first; then closing lines that say where compacted months'
+// originals are (when there are some), give today's date, say that memory
+// is background to weigh, which may be out of date, and not instructions,
+// and tell the model to memory_read what it needs. An empty store gives a
+// two-line message that says nothing is remembered yet.
 //
 // The message aims to fit in Options.IndexBudget characters. When it does
 // not, the oldest month files are left out and a line says how many; the

@@ -32,7 +32,8 @@ coverage:
 # 10 s on a 2-core machine: a duration (-fuzztime=10s) races the fuzzing
 # coordinator's own deadline under load in Go 1.26 (golang/go#75804) and
 # fails with "context deadline exceeded" and no reproducer. FUZZTIME=5m
-# make fuzz runs each target for a duration instead.
+# make fuzz runs each target for a duration instead, which can hit that
+# race again on a loaded machine.
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzResolve$$' -fuzztime=$(or $(FUZZTIME),100000x) .
 	$(GO) test -run='^$$' -fuzz='^FuzzSetHead$$' -fuzztime=$(or $(FUZZTIME),40000x) ./internal/markdown

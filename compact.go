@@ -298,7 +298,8 @@ func (s *Store) snapshot(ctx context.Context, month string) (snap monthSnapshot,
 		snap.contents = append(snap.contents, b)
 	}
 	if n := len(snap.paths); n > 0 && !isPart(snap.paths[n-1]) {
-		snap.marked = compactedMark(snap.contents[n-1])
+		b := snap.contents[n-1]
+		snap.marked = compactedMark(markdown.Parse(b[:markdown.HeadLen(b)]))
 	}
 	dir := episodesDir + "/" + archiveDir
 	if fi, err := s.root.Lstat(dir); err == nil && !fi.IsDir() {
@@ -309,8 +310,7 @@ func (s *Store) snapshot(ctx context.Context, month string) (snap monthSnapshot,
 		return snap, dir + "/ " + unreadable(dir+"/", err), nil
 	}
 	snap.archived = map[string][]byte{}
-	for _, p := range archived {
-		a := dir + "/" + strings.TrimPrefix(p, dir+"/")
+	for _, a := range archived {
 		b, err := s.readFile(op, target{path: a, fact: -1, month: month, archived: true})
 		if stops(err) {
 			return snap, "", err
@@ -416,14 +416,12 @@ func (s *Store) unchanged(op string, snap monthSnapshot) error {
 // snapshot's files as they were: another Compact wrote it since. The
 // caller holds the lock.
 func (s *Store) archived(op string, snap monthSnapshot) error {
-	for i, p := range snap.paths {
-		b, err := s.readFile(op, target{path: archivePath(p), fact: -1, archived: true})
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(b, snap.contents[i]) {
-			return modelErr(op, archivePath(p), ErrConflict, archivePath(p)+" changed while the month was compacted", "")
-		}
+	same, err := s.archivedAsRead(op, snap)
+	if err != nil {
+		return err
+	}
+	if len(same) != len(snap.paths) {
+		return modelErr(op, monthPath(snap.month), ErrConflict, "the archive of "+snap.month+" changed while the month was compacted", "")
 	}
 	return nil
 }
@@ -432,17 +430,28 @@ func (s *Store) archived(op string, snap monthSnapshot) error {
 // after the month changed before it could be replaced: the month's files
 // still hold all of it. The caller holds the lock.
 func (s *Store) unarchive(op string, snap monthSnapshot) error {
-	var written []string
+	same, err := s.archivedAsRead(op, snap)
+	if err != nil {
+		return err
+	}
+	return s.remove(op, same)
+}
+
+// archivedAsRead returns the archive paths that hold, byte for byte, what
+// the snapshot read of the month's file of the same name.
+func (s *Store) archivedAsRead(op string, snap monthSnapshot) ([]string, error) {
+	var same []string
 	for i, p := range snap.paths {
-		b, err := s.readFile(op, target{path: archivePath(p), fact: -1, archived: true})
+		a := archivePath(p)
+		b, err := s.readFile(op, target{path: a, fact: -1, archived: true})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if bytes.Equal(b, snap.contents[i]) {
-			written = append(written, archivePath(p))
+		if b != nil && bytes.Equal(b, snap.contents[i]) {
+			same = append(same, a)
 		}
 	}
-	return s.remove(op, written)
+	return same, nil
 }
 
 // remove removes the files at paths, a compacted month's parts. The caller
@@ -465,29 +474,25 @@ func (s *Store) remove(op string, paths []string) error {
 // summary; compactedMark finds it.
 const compactedNote = "> Compacted on "
 
-// compactedMark reports whether a month file's head says it was compacted:
-// a line "> Compacted on YYYY-MM-DD: " in its first blockquote.
-func compactedMark(b []byte) bool {
-	d := markdown.Parse(b[:markdown.HeadLen(b)])
+// compactedMark reports whether a month file's head, as parsed (whole or
+// its head only, as List parses it), says it was compacted: a line
+// "> Compacted on YYYY-MM-DD: " in the blockquote of its summary.
+func compactedMark(d *markdown.Doc) bool {
 	if !d.Summary.OK {
 		return false
 	}
-	for line := range strings.Lines(string(b[d.Summary.End:markdown.HeadLen(b)])) {
-		if !strings.HasPrefix(line, ">") {
+	// The blockquote's lines after the Summary paragraph, up to the first
+	// that is not one of them.
+	for line := range bytes.Lines(d.Src()[d.Summary.End:]) {
+		if !bytes.HasPrefix(line, []byte(">")) {
 			return false
 		}
-		if rest, ok := strings.CutPrefix(line, compactedNote); ok && len(rest) > 12 && rest[10:12] == ": " {
-			_, err := time.Parse(time.DateOnly, rest[:10])
+		if rest, ok := bytes.CutPrefix(line, []byte(compactedNote)); ok && len(rest) > 12 && string(rest[10:12]) == ": " {
+			_, err := time.Parse(time.DateOnly, string(rest[:10]))
 			return err == nil
 		}
 	}
 	return false
-}
-
-// isPart reports whether p is a month's sealed part.
-func isPart(p string) bool {
-	_, part, ok := episodeName(strings.TrimPrefix(p, episodesDir+"/"))
-	return ok && part > 0
 }
 
 // compactedMonth renders a compacted month's file: its title, a derived

@@ -479,3 +479,13 @@ func TestCompactEdges(t *testing.T) {
 func skipped(month, reason string) []memory.SkippedMonth {
 	return []memory.SkippedMonth{{Month: month, Reason: reason}}
 }
+
+// TestCompactedMarkIsForMonths: a fact file whose text looks like a
+// compacted month's note is not called compacted.
+func TestCompactedMarkIsForMonths(t *testing.T) {
+	s, dir := open(t, nil)
+	writeFile(t, dir, "facts/user.md", "# User\n\n> Summary: Zhang San\n>\n> Compacted on 2026-01-01: nothing\n\n- Name: Zhang San\n")
+	files, err := s.List(context.Background())
+	require.NoError(t, err)
+	require.False(t, files[0].Compacted)
+}

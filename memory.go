@@ -561,7 +561,7 @@ func (s *Store) head(p string) (info FileInfo, ok bool, err error) {
 		}
 		d = markdown.Parse(append(buf, more...))
 	}
-	return FileInfo{Path: p, Summary: printable(d.Summary.Text), Size: st.Size(), Compacted: compactedMark(d.Src())}, true, nil
+	return FileInfo{Path: p, Summary: printable(d.Summary.Text), Size: st.Size(), Compacted: !strings.HasPrefix(p, factsDir+"/") && compactedMark(d)}, true, nil
 }
 
 // Read returns the content of the file at path. It returns an error wrapping

@@ -148,21 +148,29 @@ func (s *Store) monthsIn(dir string) ([]monthFiles, error) {
 	return months, nil
 }
 
-// isMonthPath reports whether p is a month's file: "episodes/2026-02.md".
-func isMonthPath(p string) bool {
+// monthOfPath returns the month of a month's file, "2026-02" for
+// "episodes/2026-02.md", and whether p is one.
+func monthOfPath(p string) (string, bool) {
 	rest, ok := strings.CutPrefix(p, episodesDir+"/")
-	_, part, valid := episodeName(rest)
-	return ok && valid && part == 0
+	month, part, valid := episodeName(rest)
+	return month, ok && valid && part == 0
+}
+
+// isPart reports whether p is a month's sealed part:
+// "episodes/2026-02.003.md".
+func isPart(p string) bool {
+	_, part, ok := episodeName(strings.TrimPrefix(p, episodesDir+"/"))
+	return ok && part > 0
 }
 
 // olderParts says where the older entries of the month whose file is at p
 // are, for memory_read: "" when p is not a month's file or the month has
 // no parts.
 func (s *Store) olderParts(p string) string {
-	if !isMonthPath(p) {
+	month, ok := monthOfPath(p)
+	if !ok {
 		return ""
 	}
-	month := p[len(episodesDir)+1 : len(episodesDir)+8]
 	months, _ := s.monthsIn(episodesDir)
 	for _, m := range months {
 		if m.month != month || len(m.parts) == 0 {

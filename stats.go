@@ -57,10 +57,11 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		return st, err
 	}
 	for _, f := range files {
+		month, isMonth := monthOfPath(f.Path)
 		switch {
 		case f.Error != "":
-		case isMonthPath(f.Path):
-			m := MonthStats{Month: f.Path[len(episodesDir)+1 : len(episodesDir)+8], Size: f.Size, Parts: f.Parts, Compacted: f.Compacted}
+		case isMonth:
+			m := MonthStats{Month: month, Size: f.Size, Parts: f.Parts, Compacted: f.Compacted}
 			if m.Compacted {
 				st.ArchivedMonths++
 			}

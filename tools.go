@@ -324,10 +324,10 @@ type writeArgs struct {
 	Version *string `json:"version" desc:"The file's version as memory_read gave it: the file is replaced only if it is still at that version. Null for a new file, or for one read earlier in this conversation."`
 }
 
-// changed is the result of memory_write, memory_patch and memory_append:
+// changeResult is the result of memory_write, memory_patch and memory_append:
 // the file's path, its size and the version of its new content (left out
 // after an append to a file the conversation has not seen whole).
-type changed struct {
+type changeResult struct {
 	Path         string `json:"path"`
 	Size         int    `json:"size"`
 	AppliedCount int    `json:"appliedCount,omitempty"`
@@ -353,7 +353,7 @@ func runWrite(ctx context.Context, c *Session, a *writeArgs) (ToolResult, error)
 			return errResult(err)
 		}
 		c.changed(a.Path, old, data)
-		return jsonResult(changed{Path: a.Path, Size: len(data), Version: version(data)}, nil)
+		return jsonResult(changeResult{Path: a.Path, Size: len(data), Version: version(data)}, nil)
 	})
 }
 
@@ -389,7 +389,7 @@ func runPatch(ctx context.Context, c *Session, a *patchArgs) (ToolResult, error)
 			return errResult(err)
 		}
 		c.changed(a.Path, old, data)
-		return jsonResult(changed{Path: a.Path, Size: len(data), AppliedCount: len(patches), Version: version(data)}, nil)
+		return jsonResult(changeResult{Path: a.Path, Size: len(data), AppliedCount: len(patches), Version: version(data)}, nil)
 	})
 }
 
@@ -428,7 +428,7 @@ func runAppend(ctx context.Context, c *Session, a *appendArgs) (ToolResult, erro
 		if err != nil {
 			return errResult(err)
 		}
-		res := changed{Path: a.Path, Size: len(data)}
+		res := changeResult{Path: a.Path, Size: len(data)}
 		switch {
 		case sealed != "":
 			// The file the conversation knew is a part now; the month's

@@ -1,0 +1,96 @@
+package memory
+
+import (
+	"context"
+	"errors"
+)
+
+// A Backend is where a [Store] keeps its files: a local directory (the
+// default, [Open]), or S3-compatible object storage (the s3store module).
+// The Store keeps everything that makes them memory (the path grammar, the
+// facts budget, the summaries, the conversations' guard); a Backend only
+// stores bytes under names, and compares versions.
+//
+// Names are relative, slash-separated paths such as "facts/user.md" or
+// "episodes/2026-11.md"; folders are the parts before a slash, and exist as
+// long as a file is in them (a Backend creates them as needed). A Store
+// never asks for a name outside its grammar.
+//
+// Every change the Store makes is one loop: read the file with its version,
+// check, edit, write only if the file is still at that version, and on
+// [ErrChanged] read again. Lock serialises the changes that must not
+// interleave; Write and Remove compare versions, so that a change made
+// since the read (by another Store, a person's editor, `aws s3 cp`) is
+// never overwritten.
+//
+// A Backend must be safe for concurrent use. Its methods return an error
+// wrapping [fs.ErrNotExist] for a file that does not exist, [ErrChanged] for
+// a version that does not match, and the context's error when ctx ends.
+type Backend interface {
+	// Read returns the file at name: its first limit bytes, or all of it
+	// when limit is negative, with its whole size and, when Data is the
+	// whole file, its version.
+	Read(ctx context.Context, name string, limit int64) (Content, error)
+
+	// Write stores data as the file at name, atomically (a reader sees the
+	// old content or the new, never a mix, and a crash leaves one or the
+	// other), and only if the file is at version match; match "" means
+	// the file must not exist. It returns the new version, or an error
+	// wrapping ErrChanged when the file is not at match, having changed
+	// nothing.
+	Write(ctx context.Context, name string, data []byte, match string) (version string, err error)
+
+	// Remove deletes the file at name, only if it is at version match,
+	// and returns an error wrapping ErrChanged otherwise. A file that does
+	// not exist is not at any version: Remove returns ErrChanged.
+	Remove(ctx context.Context, name, match string) error
+
+	// List returns the files directly in the folder dir ("facts",
+	// "episodes"), sorted by name, with their sizes and tags. A folder
+	// that does not exist holds no files.
+	List(ctx context.Context, dir string) ([]Entry, error)
+
+	// Lock serialises changes. name is a file, for a change to that file
+	// alone, or a folder ending in "/", for a change that spans its files
+	// (the facts budget spans "facts/", compaction "episodes/"). Lock
+	// waits until no other holder of name remains, in any Store on the
+	// backend and in any process, and returns the function that releases
+	// it; it returns ctx's error when ctx ends first. A backend may lock
+	// more than name (the directory has one lock for everything), and may
+	// return at once for a file, since Write compares versions anyway:
+	// for a file, Lock spares the Store lost races, for a folder it is
+	// what keeps a change that spans files whole.
+	Lock(ctx context.Context, name string) (unlock func(), err error)
+}
+
+// Content is a file as [Backend.Read] returns it.
+type Content struct {
+	// Data is the file's bytes, or their first limit bytes.
+	Data []byte
+	// Size is the size of the whole file.
+	Size int64
+	// Version changes whenever the file's content does; [Backend.Write]
+	// and [Backend.Remove] compare it. It is "" when Data is only the
+	// file's start.
+	Version string
+}
+
+// Entry is a file as [Backend.List] lists it.
+type Entry struct {
+	// Name is the file's path: dir + "/" + its name.
+	Name string
+	// Size is the file's size in bytes.
+	Size int64
+	// Tag changes whenever the file's content does, so that the Store
+	// reads again only the files whose tag changed since it last read them.
+	// It need not be the Version Read gives. "" means the backend cannot
+	// tell cheaply (a file changed too recently for its time to say): the
+	// Store then reads the file.
+	Tag string
+}
+
+// ErrChanged is returned, wrapped, by a [Backend]'s Write and Remove when the
+// file is not at the version given: another writer changed it since it was
+// read. The Store reads it again and redoes its change; only a change the
+// conversation has not seen reaches the model, as [ErrConflict].
+var ErrChanged = errors.New("file changed since it was read")

@@ -420,7 +420,8 @@ func etagForm(etag string, bare bool) string {
 
 // sameETag tells whether two ETags are one, quoted or not.
 func sameETag(a, b string) bool {
-	return a != "" && strings.Trim(a, `"`) == strings.Trim(b, `"`)
+	a = strings.Trim(a, `"`)
+	return a != "" && a == strings.Trim(b, `"`)
 }
 
 // List returns the objects directly under the folder dir, with one

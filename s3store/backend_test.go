@@ -572,4 +572,3 @@ func rawGet(e *env, name string) (string, bool) {
 	}
 	return string(data), true
 }
-

@@ -281,6 +281,7 @@ type faultClient struct {
 	next  s3.HTTPClient
 	fault atomic.Pointer[fault]
 	sent  atomic.Int64 // requests that reached the server
+	puts  atomic.Int64 // PUT requests made, whether they reached it or not
 }
 
 // A fault breaks the first request match accepts.
@@ -302,6 +303,9 @@ func newFaultClient() *faultClient {
 }
 
 func (c *faultClient) Do(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPut {
+		c.puts.Add(1)
+	}
 	f := c.fault.Load()
 	if f == nil || !f.match(req) {
 		c.sent.Add(1)

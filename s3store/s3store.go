@@ -54,9 +54,6 @@ type Backend struct {
 	// bare is set when the server compares If-Match with the bare form of
 	// an ETag only (Ceph RGW): If-Match is then sent without the quotes.
 	bare atomic.Bool
-	// formKnown is set once a request with If-Match succeeded in the form
-	// bare says: a refusal is then a change, with no need to HEAD to tell.
-	formKnown atomic.Bool
 
 	ttl time.Duration // of the leases this backend takes; LeaseTTL but in tests
 
@@ -269,7 +266,7 @@ func (b *Backend) put(ctx context.Context, key string, data []byte, match string
 		in.IfMatch = aws.String(etagForm(match, bare))
 	}
 	out, err := b.client.PutObject(ctx, in, noRetry)
-	if err != nil && match != "" && statusOf(err) == 412 && !b.formKnown.Load() {
+	if err != nil && match != "" && statusOf(err) == 412 {
 		// Refused: a change, or a server that wants the other form.
 		var retried bool
 		if retried, bare = b.otherForm(ctx, key, match, bare); retried {
@@ -357,7 +354,7 @@ func (b *Backend) remove(ctx context.Context, key, match string) error {
 	bare := b.bare.Load()
 	in := &s3.DeleteObjectInput{Bucket: &b.bucket, Key: &key, IfMatch: aws.String(etagForm(match, bare))}
 	_, err = b.client.DeleteObject(ctx, in, noRetry)
-	if err != nil && statusOf(err) == 412 && !b.formKnown.Load() {
+	if err != nil && statusOf(err) == 412 {
 		var retried bool
 		if retried, bare = b.otherForm(ctx, key, match, bare); retried {
 			in.IfMatch = aws.String(etagForm(match, bare))
@@ -401,12 +398,12 @@ func (b *Backend) otherForm(ctx context.Context, key, match string, bare bool) (
 	return true, !bare
 }
 
-// learnForm records that If-Match in the form bare was honoured.
+// learnForm records that If-Match in the form bare was honoured: it is
+// the form to send from now on.
 func (b *Backend) learnForm(bare bool) {
 	if b.bare.Load() != bare {
 		b.bare.Store(bare)
 	}
-	b.formKnown.Store(true)
 }
 
 // etagForm is the ETag as sent in If-Match: as the server returned it

@@ -174,6 +174,7 @@ func TestWriteCreateOnly(t *testing.T) {
 }
 
 func TestWriteReplace(t *testing.T) {
+	needGateway(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string
@@ -279,6 +280,7 @@ func TestRead(t *testing.T) {
 }
 
 func TestRemove(t *testing.T) {
+	needGateway(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string

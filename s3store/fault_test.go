@@ -13,6 +13,7 @@ import (
 // retries; when its outcome is unknown (no response, or a 5xx), the object
 // is read again to tell.
 func TestLostResponse(t *testing.T) {
+	needGateway(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string
@@ -94,6 +95,7 @@ func TestLostResponse(t *testing.T) {
 // TestLostDeleteResponse: a conditional DELETE whose outcome is unknown is
 // asked about again.
 func TestLostDeleteResponse(t *testing.T) {
+	needGateway(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string

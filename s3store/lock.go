@@ -77,7 +77,7 @@ func (b *Backend) Lock(ctx context.Context, name string) (unlock func(), err err
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, opErr("lock", b.prefix+name, err)
+		return nil, opErr(ctx, "lock", b.prefix+name, err)
 	}
 	if !isFolder {
 		return func() {}, nil
@@ -87,12 +87,14 @@ func (b *Backend) Lock(ctx context.Context, name string) (unlock func(), err err
 	select {
 	case turn <- struct{}{}:
 	case <-ctx.Done():
-		return nil, opErr("lock", key, ctx.Err())
+		return nil, opErr(ctx, "lock", key, ctx.Err())
 	}
-	etag, err := b.takeLease(ctx, key, name)
+	body := leaseBody(name, newHolder(), b.ttl)
+	etag, err := b.takeLease(ctx, key, body)
 	if err != nil {
+		b.dropLease(ctx, key, body)
 		<-turn
-		return nil, opErr("lock", key, err)
+		return nil, opErr(ctx, "lock", key, err)
 	}
 	var once sync.Once
 	return func() {
@@ -116,10 +118,8 @@ func (b *Backend) turn(folder string) chan struct{} {
 	return t
 }
 
-// takeLease takes the lease at key, for the folder name, and returns its
-// ETag.
-func (b *Backend) takeLease(ctx context.Context, key, name string) (string, error) {
-	body := leaseBody(name, newHolder(), b.ttl)
+// takeLease takes the lease at key with body, and returns its ETag.
+func (b *Backend) takeLease(ctx context.Context, key string, body []byte) (string, error) {
 	wait := minWait
 	for {
 		etag, err := b.put(ctx, key, body, "")
@@ -154,6 +154,17 @@ func (b *Backend) releaseLease(ctx context.Context, key, etag string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.ttl)
 	defer cancel()
 	b.remove(ctx, key, etag) //nolint:errcheck // ErrChanged: taken over; anything else: it expires
+}
+
+// dropLease deletes the lease at key if it is the one with body: a Lock
+// that failed (its context ended) may have taken it all the same, with
+// the PUT whose outcome it could not learn.
+func (b *Backend) dropLease(ctx context.Context, key string, body []byte) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.ttl)
+	defer cancel()
+	if held, err := b.get(ctx, key, maxLeaseRead); err == nil && bytes.Equal(held.data, body) {
+		b.remove(ctx, key, held.etag) //nolint:errcheck // it expires
+	}
 }
 
 // leaseBody is a lease's content: what it is, who holds it, for how long.

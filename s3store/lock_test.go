@@ -251,3 +251,26 @@ func age(t *testing.T, e *env, name string, d time.Duration) {
 		t.Fatal(err)
 	}
 }
+
+// TestLockCanceledDuringTake: a Lock whose context ends while its lease's
+// PUT is under way returns the context's error, and leaves no lease if
+// the PUT was made.
+func TestLockCanceledDuringTake(t *testing.T) {
+	e := newEnv(t)
+	fc := newFaultClient()
+	a := e.backend(newClient(e.gw.endpoint, fc))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := &fault{match: isPut("/.lease/facts"), then: cancel}
+	fc.fault.Store(f)
+	if _, err := a.Lock(ctx, "facts/"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Lock: %v, want context.Canceled", err)
+	}
+	if f.hits.Load() != 1 {
+		t.Fatal("the fault did not happen")
+	}
+	if lease, exists := rawGet(e, ".lease/facts"); exists {
+		t.Fatalf("a lease is left: %q", lease)
+	}
+	lock(t, e.backend(nil), "facts/")()
+}

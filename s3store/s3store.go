@@ -130,12 +130,12 @@ func (b *Backend) Read(ctx context.Context, name string, limit int64) (memory.Co
 		return memory.Content{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return memory.Content{}, opErr("get", key, err)
+		return memory.Content{}, opErr(ctx, "get", key, err)
 	}
 	if limit == 0 {
 		h, err := b.head(ctx, key)
 		if err != nil {
-			return memory.Content{}, opErr("head", key, err)
+			return memory.Content{}, opErr(ctx, "head", key, err)
 		}
 		c := memory.Content{Data: []byte{}, Size: h.size}
 		if h.size == 0 {
@@ -145,7 +145,7 @@ func (b *Backend) Read(ctx context.Context, name string, limit int64) (memory.Co
 	}
 	o, err := b.get(ctx, key, limit)
 	if err != nil {
-		return memory.Content{}, opErr("get", key, err)
+		return memory.Content{}, opErr(ctx, "get", key, err)
 	}
 	c := memory.Content{Data: o.data, Size: o.size}
 	if int64(len(o.data)) == o.size {
@@ -234,11 +234,11 @@ func (b *Backend) Write(ctx context.Context, name string, data []byte, match str
 		return "", err
 	}
 	if err := ctx.Err(); err != nil {
-		return "", opErr("put", key, err)
+		return "", opErr(ctx, "put", key, err)
 	}
 	v, err := b.put(ctx, key, data, match)
 	if err != nil {
-		return "", opErr("put", key, err)
+		return "", opErr(ctx, "put", key, err)
 	}
 	return v, nil
 }
@@ -331,10 +331,10 @@ func (b *Backend) Remove(ctx context.Context, name, match string) error {
 		return fmt.Errorf("s3store: delete %s: %w: no version given", key, memory.ErrChanged)
 	}
 	if err := ctx.Err(); err != nil {
-		return opErr("delete", key, err)
+		return opErr(ctx, "delete", key, err)
 	}
 	if err := b.remove(ctx, key, match); err != nil {
-		return opErr("delete", key, err)
+		return opErr(ctx, "delete", key, err)
 	}
 	return nil
 }
@@ -436,14 +436,14 @@ func (b *Backend) List(ctx context.Context, dir string) ([]memory.Entry, error) 
 		lp += dir + "/"
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, opErr("list", lp, err)
+		return nil, opErr(ctx, "list", lp, err)
 	}
 	var entries []memory.Entry
 	p := s3.NewListObjectsV2Paginator(b.client, &s3.ListObjectsV2Input{Bucket: &b.bucket, Prefix: &lp, Delimiter: aws.String("/")})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, opErr("list", lp, err)
+			return nil, opErr(ctx, "list", lp, err)
 		}
 		for _, o := range page.Contents {
 			base, ok := strings.CutPrefix(aws.ToString(o.Key), lp)
@@ -527,7 +527,11 @@ func changedErr(err error) error {
 	return fmt.Errorf("%w: %w", memory.ErrChanged, err)
 }
 
-// opErr says which operation on which key failed.
-func opErr(op, key string, err error) error {
+// opErr says which operation on which key failed. When ctx ended, the
+// error wraps ctx's, whatever else it says.
+func opErr(ctx context.Context, op, key string, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("s3store: %s %s: %w (%w)", op, key, cerr, err)
+	}
 	return fmt.Errorf("s3store: %s %s: %w", op, key, err)
 }

@@ -29,7 +29,8 @@ import (
 // number of processes and machines, may share a prefix.
 //
 //   - Read is a GetObject (a ranged one when a limit is given, a HeadObject
-//     for limit 0). A missing object is an error wrapping [fs.ErrNotExist].
+//     for limit 0); Version is the ETag when Data is the whole object. A
+//     missing object is an error wrapping [fs.ErrNotExist].
 //   - Write is a PutObject with If-None-Match: * (match "") or If-Match:
 //     match, sent once, without the SDK's retries. A refusal (412
 //     PreconditionFailed, 409 ConditionalRequestConflict, or 404 NoSuchKey
@@ -37,8 +38,12 @@ import (
 //     transport error the object is read again: if it holds exactly the
 //     bytes sent, the write succeeded and its ETag is returned; if it is
 //     still at match, the error is returned; otherwise it is ErrChanged.
-//     One case is undecidable: an identical write by someone else in that
-//     window counts as this one.
+//     Two cases are undecidable: an identical write by someone else in
+//     that window counts as this one, and a write that was made and then
+//     changed by someone else before the read counts as not made (the
+//     Store then reads again and makes its change again). When ctx ends
+//     during the PUT, the write may or may not have been made, and the
+//     error wraps ctx's.
 //   - Remove is a HeadObject that compares the ETag (a missing object is
 //     ErrChanged), then a DeleteObject with If-Match. A server that ignores
 //     If-Match on DELETE (AWS S3 and versitygw honour it) leaves the

@@ -185,16 +185,24 @@ func (b *Backend) get(ctx context.Context, key string, limit int64) (object, err
 		return object{}, notExist(err)
 	}
 	defer out.Body.Close()
-	r := io.Reader(out.Body)
-	if limit >= 0 {
-		r = io.LimitReader(r, limit) // a server that ignores Range sends it all
+	var data []byte
+	if n := aws.ToInt64(out.ContentLength); n >= 0 && out.ContentLength != nil {
+		if limit >= 0 {
+			n = min(n, limit) // a server that ignores Range sends it all
+		}
+		data = make([]byte, n)
+		_, err = io.ReadFull(out.Body, data)
+	} else {
+		r := io.Reader(out.Body)
+		if limit >= 0 {
+			r = io.LimitReader(r, limit)
+		}
+		if data, err = io.ReadAll(r); data == nil {
+			data = []byte{}
+		}
 	}
-	data, err := io.ReadAll(r)
 	if err != nil {
 		return object{}, err
-	}
-	if data == nil {
-		data = []byte{}
 	}
 	o := object{data: data, etag: aws.ToString(out.ETag), modified: aws.ToTime(out.LastModified), now: serverTime(out.ResultMetadata)}
 	o.size = aws.ToInt64(out.ContentLength)

@@ -408,7 +408,8 @@ func TestListPages(t *testing.T) {
 		t.Skip("writes 1,001 objects")
 	}
 	e := newEnv(t)
-	b := e.backend(nil)
+	fc := newFaultClient()
+	b := e.backend(newClient(e.gw.endpoint, fc))
 	ctx := context.Background()
 	const n = 1001
 	var wg sync.WaitGroup
@@ -435,6 +436,9 @@ func TestListPages(t *testing.T) {
 	}
 	if len(entries) != n {
 		t.Fatalf("%d entries, want %d", len(entries), n)
+	}
+	if got := fc.lists.Load(); got != 2 {
+		t.Errorf("%d ListObjectsV2 requests for %d keys, want 2", got, n)
 	}
 	for i, en := range entries {
 		if en.Name != fmt.Sprintf("episodes/%04d.md", i) || en.Size != int64(len(strconv.Itoa(i))) {

@@ -155,3 +155,27 @@ func TestLostLeaseResponse(t *testing.T) {
 		t.Fatal("unlock left the lease")
 	}
 }
+
+// TestRemoveRace: a change made between Remove's HEAD and its DELETE is
+// not deleted: the DELETE's If-Match refuses it.
+func TestRemoveRace(t *testing.T) {
+	e := newEnv(t)
+	fc := newFaultClient()
+	b := e.backend(newClient(e.gw.endpoint, fc))
+	ctx := context.Background()
+	v, err := b.Write(ctx, "f.md", []byte("one"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fault{match: isDelete("/f.md"), pass: true, prior: func() { rawPut(e, "f.md", "theirs") }}
+	fc.fault.Store(f)
+	if err := b.Remove(ctx, "f.md", v); !errors.Is(err, memory.ErrChanged) {
+		t.Fatalf("Remove: %v, want ErrChanged", err)
+	}
+	if f.hits.Load() != 1 {
+		t.Fatal("the DELETE was not sent")
+	}
+	if got, _ := rawGet(e, "f.md"); got != "theirs" {
+		t.Fatalf("object %q", got)
+	}
+}

@@ -240,7 +240,8 @@ func newPrefix(t testing.TB) string {
 	return fmt.Sprintf("%s-%d/", unsafeChars.ReplaceAllString(t.Name(), "_"), prefixes.Add(1))
 }
 
-// env is a test's view of the gateway: a client and a prefix of its own.
+// env is a test's view of the gateway: a prefix of its own, and the client
+// of "a person" (aws s3 cp, rm), which no Backend of the env uses.
 type env struct {
 	t      testing.TB
 	gw     *gateway
@@ -253,12 +254,12 @@ func newEnv(t testing.TB) *env {
 	return &env{t: t, gw: g, client: newClient(g.endpoint, nil), prefix: newPrefix(t)}
 }
 
-// backend is a new Backend on the env's prefix, with client c (the env's
+// backend is a new Backend on the env's prefix, with client c (a new one
 // when nil).
 func (e *env) backend(c *s3.Client) *s3store.Backend {
 	e.t.Helper()
 	if c == nil {
-		c = e.client
+		c = newClient(e.gw.endpoint, nil)
 	}
 	b, err := s3store.New(c, testBucket, e.prefix)
 	if err != nil {
@@ -282,6 +283,7 @@ type faultClient struct {
 	fault atomic.Pointer[fault]
 	sent  atomic.Int64 // requests that reached the server
 	puts  atomic.Int64 // PUT requests made, whether they reached it or not
+	lists atomic.Int64 // ListObjectsV2 requests made
 }
 
 // A fault breaks the first request match accepts.
@@ -292,6 +294,12 @@ type fault struct {
 	before bool
 	// status, when set, replaces the response with one of that status.
 	status int
+	// pass sends the request and returns its response: no fault, but
+	// prior and then run around it.
+	pass bool
+	// prior runs before the request is sent: another writer acting
+	// between this request and the one before.
+	prior func()
 	// then runs after the request reached the server (or would have),
 	// before the error returns: another writer acting in the window.
 	then func()
@@ -306,6 +314,9 @@ func (c *faultClient) Do(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodPut {
 		c.puts.Add(1)
 	}
+	if req.Method == http.MethodGet && req.URL.Query().Get("list-type") == "2" {
+		c.lists.Add(1)
+	}
 	f := c.fault.Load()
 	if f == nil || !f.match(req) {
 		c.sent.Add(1)
@@ -313,6 +324,17 @@ func (c *faultClient) Do(req *http.Request) (*http.Response, error) {
 	}
 	c.fault.CompareAndSwap(f, nil)
 	f.hits.Add(1)
+	if f.prior != nil {
+		f.prior()
+	}
+	if f.pass {
+		c.sent.Add(1)
+		resp, err := c.next.Do(req)
+		if f.then != nil {
+			f.then()
+		}
+		return resp, err
+	}
 	if f.before {
 		if req.Body != nil {
 			req.Body.Close()

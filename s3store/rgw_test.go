@@ -11,6 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	memory "github.com/mdmemory/memory"
 )
 
@@ -138,5 +141,49 @@ func TestQuotedETags(t *testing.T) {
 	}
 	if err := b.Remove(ctx, "f.md", v2); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestServerConditionalDelete records what versitygw does with If-Match
+// on DELETE, which Remove and unlock rely on where they can: it refuses
+// a stale ETag with 412, takes the ETag quoted or bare, and answers 204 for
+// a key that does not exist (hence Remove's HEAD, to say ErrChanged).
+func TestServerConditionalDelete(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	del := func(name, match string) error {
+		_, err := e.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(testBucket), Key: aws.String(e.key(name)), IfMatch: aws.String(match)})
+		return err
+	}
+	put := func(name, data string) string {
+		out, err := e.client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(testBucket), Key: aws.String(e.key(name)), Body: strings.NewReader(data)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return aws.ToString(out.ETag)
+	}
+	v1 := put("f.md", "one")
+	put("f.md", "two")
+	var re interface{ HTTPStatusCode() int }
+	if err := del("f.md", v1); !errors.As(err, &re) || re.HTTPStatusCode() != 412 {
+		t.Fatalf("DELETE with a stale ETag: %v, want 412", err)
+	}
+	if _, exists := rawGet(e, "f.md"); !exists {
+		t.Fatal("a DELETE with a stale ETag deleted")
+	}
+	for _, form := range []func(string) string{
+		func(v string) string { return v },
+		func(v string) string { return strings.Trim(v, `"`) },
+	} {
+		v := put("f.md", "three")
+		if err := del("f.md", form(v)); err != nil {
+			t.Fatalf("DELETE with If-Match %s: %v", form(v), err)
+		}
+		if _, exists := rawGet(e, "f.md"); exists {
+			t.Fatalf("DELETE with If-Match %s did not delete", form(v))
+		}
+	}
+	if err := del("f.md", v1); err != nil {
+		t.Fatalf("DELETE with If-Match of a missing key: %v, want 204", err)
 	}
 }

@@ -5,10 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"text/template"
 	"time"
 
@@ -109,7 +109,7 @@ func (s *Store) Compact(ctx context.Context, llm LLM, opts *CompactOptions) (Com
 	if err != nil {
 		return res, err
 	}
-	months, err := s.monthsIn(episodesDir)
+	months, err := s.monthsIn(ctx, episodesDir)
 	end()
 	if err != nil {
 		return res, hostErr(op, episodesDir, err)
@@ -143,10 +143,10 @@ func (s *Store) compactMonth(ctx context.Context, llm LLM, o CompactOptions, mon
 		// and replaced: remove them.
 		if stale := snap.archivedParts(); len(stale) > 0 {
 			err := s.change(ctx, op, monthPath(month), func() error {
-				if err := s.unchanged(op, snap); err != nil {
+				if err := s.unchanged(ctx, op, snap); err != nil {
 					return err
 				}
-				return s.remove(op, stale)
+				return s.remove(ctx, op, stale)
 			})
 			if why, err := conflict(err); why != "" || err != nil {
 				return why, err
@@ -198,26 +198,31 @@ func (s *Store) compactMonth(ctx context.Context, llm LLM, o CompactOptions, mon
 	// The archive first, outside the lock (it is a copy, and a month may
 	// have many parts); then, under the lock, the month is replaced only
 	// if it is still as read and archived.
-	if err := s.writeArchive(ctx, snap); err != nil {
-		return "", err
+	if why, err := conflict(s.writeArchive(ctx, snap)); why != "" || err != nil {
+		return why, err
 	}
 	err = s.change(ctx, op, monthPath(month), func() error {
-		if err := s.unchanged(op, snap); err != nil {
+		if err := s.unchanged(ctx, op, snap); err != nil {
 			return err
 		}
-		if err := s.archived(op, snap); err != nil {
+		if err := s.archived(ctx, op, snap); err != nil {
 			return err
 		}
-		if err := s.replace(monthPath(month), data); err != nil {
+		// Only if the month is still as read: an append that took no lock
+		// (on S3) makes it a conflict.
+		if _, err := s.b.Write(ctx, monthPath(month), data, snap.version(monthPath(month))); err != nil {
+			if errors.Is(err, ErrChanged) {
+				return modelErr(op, monthPath(month), ErrConflict, monthPath(month)+" changed while it was compacted", "")
+			}
 			return hostErr(op, monthPath(month), err)
 		}
-		return s.remove(op, snap.parts())
+		return s.remove(ctx, op, snap.parts())
 	})
 	if why, err := conflict(err); why != "" || err != nil {
 		if why != "" {
 			// Take back the archive written for nothing, so that it does
 			// not stand in the way of the next run.
-			err = s.change(ctx, op, monthPath(month), func() error { return s.unarchive(op, snap) })
+			err = s.change(ctx, op, monthPath(month), func() error { return s.unarchive(ctx, op, snap) })
 		}
 		return why, err
 	}
@@ -240,15 +245,16 @@ func conflict(err error) (why string, _ error) {
 	return "", err
 }
 
-// change runs f under the directory's lock, as an operation of the store
-// that Close waits for.
+// change runs f under the backend's lock on episodes/, which compactions
+// take, as an operation of the store that Close waits for. Appends do not
+// take it on every backend: f writes only what is still as read.
 func (s *Store) change(ctx context.Context, op, p string, f func() error) error {
 	end, err := s.begin(ctx, op, p)
 	if err != nil {
 		return err
 	}
 	defer end()
-	return s.locked(ctx, op, p, f)
+	return s.locked(ctx, op, p, episodesDir+"/", f)
 }
 
 // monthSnapshot is a month's files as Compact read them.
@@ -256,19 +262,32 @@ type monthSnapshot struct {
 	month    string
 	paths    []string // oldest first: the parts, then the month's file
 	contents [][]byte
+	versions []string          // the backend's, of each
 	marked   bool              // the month's file says it was compacted
 	archived map[string][]byte // archive path → content, what episodes/archive/ holds of the month
 }
 
+// fileVersion is a file and the version it was read at, to be removed
+// only if it is still so.
+type fileVersion struct{ path, version string }
+
 // parts returns the snapshot's parts: its paths but the month's file.
-func (snap monthSnapshot) parts() []string {
-	var ps []string
-	for _, p := range snap.paths {
+func (snap monthSnapshot) parts() []fileVersion {
+	var ps []fileVersion
+	for i, p := range snap.paths {
 		if isPart(p) {
-			ps = append(ps, p)
+			ps = append(ps, fileVersion{p, snap.versions[i]})
 		}
 	}
 	return ps
+}
+
+// version returns the version the snapshot read p at, "" when it did not.
+func (snap monthSnapshot) version(p string) string {
+	if i := slices.Index(snap.paths, p); i >= 0 {
+		return snap.versions[i]
+	}
+	return ""
 }
 
 // snapshot lists a month's files and reads them, and what the archive
@@ -282,11 +301,11 @@ func (s *Store) snapshot(ctx context.Context, month string) (snap monthSnapshot,
 		return snap, "", err
 	}
 	defer end()
-	if snap.paths, err = s.monthPaths(episodesDir, month); err != nil {
+	if snap.paths, err = s.monthPaths(ctx, episodesDir, month); err != nil {
 		return snap, "", hostErr(op, episodesDir, err)
 	}
 	for _, p := range snap.paths {
-		b, err := s.readFile(op, target{path: p, fact: -1, month: month})
+		b, v, err := s.readFile(ctx, op, target{path: p, fact: -1, month: month})
 		switch {
 		case stops(err):
 			return snap, "", err
@@ -296,22 +315,29 @@ func (s *Store) snapshot(ctx context.Context, month string) (snap monthSnapshot,
 			return snap, p + " was removed while compacting; run Compact again", nil
 		}
 		snap.contents = append(snap.contents, b)
+		snap.versions = append(snap.versions, v)
 	}
 	if n := len(snap.paths); n > 0 && !isPart(snap.paths[n-1]) {
 		b := snap.contents[n-1]
 		snap.marked = compactedMark(markdown.Parse(b[:markdown.HeadLen(b)]))
 	}
 	dir := episodesDir + "/" + archiveDir
-	if fi, err := s.root.Lstat(dir); err == nil && !fi.IsDir() {
-		return snap, dir + "/ is not a folder; a person must fix it", nil
+	_, err = s.b.List(ctx, dir)
+	archived, err2 := s.monthPaths(ctx, dir, month)
+	if err == nil {
+		err = err2
 	}
-	archived, err := s.monthPaths(dir, month)
-	if err != nil {
+	switch {
+	case stops(err):
+		return snap, "", err
+	case errors.Is(err, syscall.ENOTDIR) || errors.Is(err, errOutside) || errors.Is(err, errLinkedFolder):
+		return snap, dir + "/ is not a folder; a person must fix it", nil
+	case err != nil:
 		return snap, dir + "/ " + unreadable(dir+"/", err), nil
 	}
 	snap.archived = map[string][]byte{}
 	for _, a := range archived {
-		b, err := s.readFile(op, target{path: a, fact: -1, month: month, archived: true})
+		b, _, err := s.readFile(ctx, op, target{path: a, fact: -1, month: month, archived: true})
 		if stops(err) {
 			return snap, "", err
 		}
@@ -325,8 +351,8 @@ func (s *Store) snapshot(ctx context.Context, month string) (snap monthSnapshot,
 
 // monthPaths lists the month's files in dir (episodesDir or its archive),
 // oldest first, as paths under dir.
-func (s *Store) monthPaths(dir, month string) ([]string, error) {
-	months, err := s.monthsIn(dir)
+func (s *Store) monthPaths(ctx context.Context, dir, month string) ([]string, error) {
+	months, err := s.monthsIn(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -357,17 +383,20 @@ func (snap monthSnapshot) archiveMatches() bool {
 
 // archivedParts returns the month's parts that are, byte for byte, in the
 // archive: a compacted month's parts that a crash left behind.
-func (snap monthSnapshot) archivedParts() []string {
-	var stale []string
+func (snap monthSnapshot) archivedParts() []fileVersion {
+	var stale []fileVersion
 	for i, p := range snap.paths {
 		if a, ok := snap.archived[archivePath(p)]; ok && isPart(p) && bytes.Equal(a, snap.contents[i]) {
-			stale = append(stale, p)
+			stale = append(stale, fileVersion{p, snap.versions[i]})
 		}
 	}
 	return stale
 }
 
-// writeArchive writes the month's files, as read, under episodes/archive/.
+// writeArchive writes the month's files, as read, under episodes/archive/,
+// those the archive does not hold yet (an interrupted compaction's are the
+// same, byte for byte). Another compaction's archive written meanwhile is a
+// conflict.
 func (s *Store) writeArchive(ctx context.Context, snap monthSnapshot) error {
 	const op = "compact"
 	end, err := s.begin(ctx, op, monthPath(snap.month))
@@ -375,16 +404,16 @@ func (s *Store) writeArchive(ctx context.Context, snap monthSnapshot) error {
 		return err
 	}
 	defer end()
-	dir := episodesDir + "/" + archiveDir
-	if err := s.root.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return hostErr(op, dir, err)
-	}
 	for i, p := range snap.paths {
-		if err := ctx.Err(); err != nil {
-			return hostErr(op, p, err)
+		a := archivePath(p)
+		if _, ok := snap.archived[a]; ok {
+			continue
 		}
-		if err := s.replace(archivePath(p), snap.contents[i]); err != nil {
-			return hostErr(op, archivePath(p), err)
+		if _, err := s.b.Write(ctx, a, snap.contents[i], ""); err != nil {
+			if errors.Is(err, ErrChanged) {
+				return modelErr(op, a, ErrConflict, a+" was written by another compaction", "")
+			}
+			return hostErr(op, a, err)
 		}
 	}
 	return nil
@@ -392,8 +421,8 @@ func (s *Store) writeArchive(ctx context.Context, snap monthSnapshot) error {
 
 // unchanged refuses, with ErrConflict, when the month's files are not the
 // snapshot's: a file changed, appeared or went. The caller holds the lock.
-func (s *Store) unchanged(op string, snap monthSnapshot) error {
-	paths, err := s.monthPaths(episodesDir, snap.month)
+func (s *Store) unchanged(ctx context.Context, op string, snap monthSnapshot) error {
+	paths, err := s.monthPaths(ctx, episodesDir, snap.month)
 	if err != nil {
 		return hostErr(op, episodesDir, err)
 	}
@@ -401,7 +430,7 @@ func (s *Store) unchanged(op string, snap monthSnapshot) error {
 		return modelErr(op, monthPath(snap.month), ErrConflict, snap.month+" gained or lost a file while it was compacted", "")
 	}
 	for i, p := range snap.paths {
-		b, err := s.readFile(op, target{path: p, fact: -1})
+		b, _, err := s.readFile(ctx, op, target{path: p, fact: -1})
 		if err != nil {
 			return err
 		}
@@ -415,8 +444,8 @@ func (s *Store) unchanged(op string, snap monthSnapshot) error {
 // archived refuses, with ErrConflict, when the archive does not hold the
 // snapshot's files as they were: another Compact wrote it since. The
 // caller holds the lock.
-func (s *Store) archived(op string, snap monthSnapshot) error {
-	same, err := s.archivedAsRead(op, snap)
+func (s *Store) archived(ctx context.Context, op string, snap monthSnapshot) error {
+	same, err := s.archivedAsRead(ctx, op, snap)
 	if err != nil {
 		return err
 	}
@@ -429,42 +458,38 @@ func (s *Store) archived(op string, snap monthSnapshot) error {
 // unarchive removes the archive files that hold what the snapshot read,
 // after the month changed before it could be replaced: the month's files
 // still hold all of it. The caller holds the lock.
-func (s *Store) unarchive(op string, snap monthSnapshot) error {
-	same, err := s.archivedAsRead(op, snap)
+func (s *Store) unarchive(ctx context.Context, op string, snap monthSnapshot) error {
+	same, err := s.archivedAsRead(ctx, op, snap)
 	if err != nil {
 		return err
 	}
-	return s.remove(op, same)
+	return s.remove(ctx, op, same)
 }
 
-// archivedAsRead returns the archive paths that hold, byte for byte, what
+// archivedAsRead returns the archive files that hold, byte for byte, what
 // the snapshot read of the month's file of the same name.
-func (s *Store) archivedAsRead(op string, snap monthSnapshot) ([]string, error) {
-	var same []string
+func (s *Store) archivedAsRead(ctx context.Context, op string, snap monthSnapshot) ([]fileVersion, error) {
+	var same []fileVersion
 	for i, p := range snap.paths {
 		a := archivePath(p)
-		b, err := s.readFile(op, target{path: a, fact: -1, archived: true})
+		b, v, err := s.readFile(ctx, op, target{path: a, fact: -1, archived: true})
 		if err != nil {
 			return nil, err
 		}
 		if b != nil && bytes.Equal(b, snap.contents[i]) {
-			same = append(same, a)
+			same = append(same, fileVersion{a, v})
 		}
 	}
 	return same, nil
 }
 
-// remove removes the files at paths, a compacted month's parts. The caller
-// holds the lock.
-func (s *Store) remove(op string, paths []string) error {
-	for _, p := range paths {
-		if err := s.root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return hostErr(op, p, err)
-		}
-	}
-	for _, dir := range []string{episodesDir, episodesDir + "/" + archiveDir} {
-		if err := s.syncDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return hostErr(op, dir, err)
+// remove removes files, each only if it is still at the version read: a
+// compacted month's parts, or archive files. One that went or changed
+// meanwhile is left as it is. The caller holds the lock.
+func (s *Store) remove(ctx context.Context, op string, files []fileVersion) error {
+	for _, f := range files {
+		if err := s.b.Remove(ctx, f.path, f.version); err != nil && !errors.Is(err, ErrChanged) {
+			return hostErr(op, f.path, err)
 		}
 	}
 	return nil

@@ -3,7 +3,9 @@ package memory
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -85,41 +87,75 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 				return nil, hostErr(op, t.path, err)
 			}
 			var err error
-			if sealed, err = s.seal(op, t); err != nil {
+			if sealed, old, err = s.seal(ctx, op, t, old); err != nil {
 				return nil, err
 			}
-			old = nil
 		}
 		return s.appendTo(op, t, old, body, summary)
 	})
 	return data, sealed, err
 }
 
-// seal renames the month's file t to the month's next part, and returns
-// the part's path. The caller holds the directory's lock.
-func (s *Store) seal(op string, t target) (string, error) {
-	months, err := s.monthsIn(episodesDir)
+// seal stores old, the full content of the month's file t, as the month's
+// next part, and returns the part's path and what remains of old for the
+// month's file: nothing. The caller then replaces the month's file, only if
+// it is still as read, so that the two steps leave every entry in one file
+// or the other; when the second did not happen (a crash, or on a backend
+// without locks another writer's append in between), the month's file
+// starts with the entries of its newest part, and seal, called again,
+// returns the entries after those instead of sealing them twice.
+func (s *Store) seal(ctx context.Context, op string, t target, old []byte) (part string, rest []byte, err error) {
+	months, err := s.monthsIn(ctx, episodesDir)
 	if err != nil {
-		return "", hostErr(op, t.path, err)
+		return "", nil, hostErr(op, t.path, err)
 	}
-	next := 1
+	last := 0
 	for _, m := range months {
 		if m.month == t.month && len(m.parts) > 0 {
-			next = m.parts[len(m.parts)-1] + 1
+			last = m.parts[len(m.parts)-1]
 		}
 	}
-	if next > maxParts {
-		return "", modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("%s has %d full parts, as many as a month may have", t.month, maxParts),
+	if last > 0 {
+		part = partPath(t.month, last)
+		c, err := s.b.Read(ctx, part, -1)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", nil, hostErr(op, part, err)
+		}
+		if k, at := sealedPrefix(c.Data, old); k > 0 {
+			return part, old[at:], nil
+		}
+	}
+	if last >= maxParts {
+		return "", nil, modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("%s has %d full parts, as many as a month may have", t.month, maxParts),
 			"; keep episodes condensed, or compact the month")
 	}
-	part := partPath(t.month, next)
-	if err := s.root.Rename(t.path, part); err != nil {
-		return "", hostErr(op, t.path, err)
+	part = partPath(t.month, last+1)
+	if _, err := s.b.Write(ctx, part, old, ""); err != nil {
+		return "", nil, hostErr(op, part, err) // ErrChanged: another writer sealed it; update reads again
 	}
-	if err := s.syncDir(episodesDir); err != nil {
-		return "", hostErr(op, t.path, err)
+	return part, nil, nil
+}
+
+// sealedPrefix reports whether the month's file, month, starts with the
+// entries of its newest part, all of them and in order: k is their number
+// (0 when it does not), at where the month's entries after them start.
+func sealedPrefix(part, month []byte) (k, at int) {
+	if len(part) == 0 {
+		return 0, 0
 	}
-	return part, nil
+	pe, me := markdown.Parse(part).Entries, markdown.Parse(month).Entries
+	if len(pe) == 0 || len(pe) > len(me) {
+		return 0, 0
+	}
+	for i, e := range pe {
+		if !bytes.Equal(markdown.TrimTrailingBlankLines(part[e.Start:e.End]), markdown.TrimTrailingBlankLines(month[me[i].Start:me[i].End])) {
+			return 0, 0
+		}
+	}
+	if len(pe) == len(me) {
+		return len(pe), len(month)
+	}
+	return len(pe), me[len(pe)].Start
 }
 
 // appendTo returns old with body appended and the summary refreshed.

@@ -9,7 +9,22 @@ func Resolve(s *Store, p string) (string, error) {
 
 // Unlocked makes s skip the directory's lock file, so that benchmarks can
 // measure what the lock costs. Never in tests of behaviour.
-func Unlocked(s *Store) { s.unlocked = true }
+func Unlocked(s *Store) { s.b.(*Dir).unlocked = true }
+
+// OnIndexIdle sets the function called when Options.IndexIdle released s's
+// index.
+func OnIndexIdle(s *Store, f func()) {
+	s.search.mu.Lock()
+	defer s.search.mu.Unlock()
+	s.idleHook = f
+}
+
+// IndexHeld reports whether s holds a search index.
+func IndexHeld(s *Store) bool {
+	s.search.mu.Lock()
+	defer s.search.mu.Unlock()
+	return s.search.idx != nil
+}
 
 // SearchReads returns how many times s's search index has read a file.
 func SearchReads(s *Store) int {

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,18 +17,18 @@ import (
 // larger. A change that does not make them larger is always allowed, so a
 // person's over-budget file can be condensed in steps.
 
-// factSizes returns the size of each configured fact file on disk, in
-// configured order; a missing file, or one that is not a regular file in
-// the root, counts 0.
-func (s *Store) factSizes() ([]int, error) {
+// factSizes returns the size of each configured fact file, in configured
+// order; a missing file, or one that is not a regular file in the root,
+// counts 0.
+func (s *Store) factSizes(ctx context.Context) ([]int, error) {
+	entries, err := s.b.List(ctx, factsDir)
+	if err != nil {
+		return nil, err
+	}
 	sizes := make([]int, len(s.opts.FactFiles))
 	for i, f := range s.opts.FactFiles {
-		fi, err := s.regular(factPath(f.Name))
-		if err != nil {
-			return nil, err
-		}
-		if fi != nil {
-			sizes[i] = int(fi.Size())
+		if j := slices.IndexFunc(entries, func(e Entry) bool { return e.Name == factPath(f.Name) }); j >= 0 {
+			sizes[i] = int(entries[j].Size)
 		}
 	}
 	return sizes, nil
@@ -35,11 +36,11 @@ func (s *Store) factSizes() ([]int, error) {
 
 // checkBudget refuses a change of a fact file from oldSize to newSize bytes
 // that would take the fact files over the budget.
-func (s *Store) checkBudget(op string, t target, oldSize, newSize int) error {
+func (s *Store) checkBudget(ctx context.Context, op string, t target, oldSize, newSize int) error {
 	if newSize <= oldSize {
 		return nil
 	}
-	sizes, err := s.factSizes()
+	sizes, err := s.factSizes(ctx)
 	if err != nil {
 		return hostErr(op, t.path, err)
 	}

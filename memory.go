@@ -9,9 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"math/rand/v2"
-	"os"
 	"path"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,7 +18,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mdmemory/memory/internal/flock"
 	"github.com/mdmemory/memory/internal/markdown"
 )
 
@@ -31,10 +28,6 @@ const (
 	DefaultLockTimeout = 10 * time.Second
 	DefaultMaxSessions = 1000 // conversations Store.Session keeps
 )
-
-// lockName is the lock file in the root, the one file the library keeps
-// besides the memory files.
-const lockName = ".lock"
 
 // maxFileSize bounds any one memory file the library writes: memory files
 // are read whole into prompts, and a model asking for more is mistaken.
@@ -68,7 +61,8 @@ type Options struct {
 	IndexBudget int
 
 	// LockTimeout bounds how long a change waits for another process that
-	// holds the directory's lock. 0 means DefaultLockTimeout (10s).
+	// holds the lock it needs (the directory's, or on S3 the facts' lease).
+	// 0 means DefaultLockTimeout (10s).
 	LockTimeout time.Duration
 
 	// MaxSessions bounds the conversations [Store.Session] keeps by id: when
@@ -76,6 +70,12 @@ type Options struct {
 	// Each costs a few hundred bytes and a line per file it has seen.
 	// 0 means DefaultMaxSessions (1000).
 	MaxSessions int
+
+	// IndexIdle, when positive, releases the search index after that long
+	// without a search, as [Store.ReleaseIndex] does, so that a server
+	// holding many stores keeps indexes for the busy ones only. 0 keeps
+	// the index until Close.
+	IndexIdle time.Duration
 }
 
 // FactFile is one file of the closed set under facts/.
@@ -116,25 +116,22 @@ type FileInfo struct {
 	Compacted bool `json:"compacted,omitempty"`
 }
 
-// A Store is a memory directory: the fact files under facts/ and the month
-// files under episodes/. Every file is read from disk when it is needed, so
-// a person's edit in an editor is seen by the very next call.
+// A Store is a memory: the fact files under facts/ and the month files
+// under episodes/, kept by a [Backend], a local directory by default. Every
+// file is read from the backend when it is needed, so a person's edit in an
+// editor is seen by the very next call.
 //
 // A Store is safe for concurrent use by multiple goroutines, and several
-// Stores, in one process or several, may share a directory. Each change is a
-// read-modify-write under the directory's lock file, so none is lost;
-// readers never see a partly written file.
+// Stores, in one process or several, may share a backend. Each change is one
+// loop: read the file with its version, check, edit, and write only if the
+// file is still at that version, reading again when another writer won; so
+// none is lost, and readers never see a partly written file.
 type Store struct {
-	root *os.Root
-	opts Options
-	lock *os.File // the root's lock file, flocked around each change
-	dir  *os.File // the root itself, flocked with lock where folders can be: nobody can delete it mid-change
+	b     Backend
+	owned io.Closer // the backend Open made, closed by Close
+	opts  Options
 
-	// unlocked skips the lock file; only benchmarks set it, to measure
-	// what the lock costs.
-	unlocked bool
-
-	turn chan struct{} // a one-slot semaphore serialising this Store's changes; lock excludes other processes
+	turn chan struct{} // a one-slot semaphore serialising this Store's changes; the backend's lock excludes others
 
 	search index // the keyword index, brought up to date before each search
 
@@ -143,166 +140,63 @@ type Store struct {
 
 	life   sync.RWMutex // held for reading by each operation, for writing by Close
 	closed bool
+
+	idleHook func() // tests: called when IndexIdle released the index
 }
 
-// Open opens the memory directory dir, creating it and its facts/ and
-// episodes/ folders if needed, and removes temporary files a crash may have
-// left behind. A nil opts gives the defaults. Open returns an error wrapping
-// [ErrInvalidPath] when a FactFile name is not a valid file name, and a
-// plain error for other invalid options or when the directory cannot be
-// created or opened.
+// Open opens the memory directory dir on a [Dir] backend, creating it and
+// its facts/ and episodes/ folders if needed, and removes temporary files a
+// crash may have left behind. A nil opts gives the defaults. Open returns an
+// error wrapping [ErrInvalidPath] when a FactFile name is not a valid file
+// name, and a plain error for other invalid options or when the directory
+// cannot be created or opened. Close closes the directory.
 func Open(dir string, opts *Options) (*Store, error) {
+	o, err := fillOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	d, err := openDir(dir, o.LockTimeout)
+	if err != nil {
+		return nil, hostErr("open", "", err)
+	}
+	for _, sub := range []string{factsDir, episodesDir} {
+		if err := d.root.Mkdir(sub, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			d.Close()
+			return nil, hostErr("open", sub, err)
+		}
+	}
+	s := newStore(d, o)
+	s.owned = d
+	return s, nil
+}
+
+// OpenBackend opens a store on b, such as an s3store.Backend for a key
+// prefix in a bucket. A nil opts gives the defaults; the errors for
+// invalid options are Open's. The store does not close b: b belongs to
+// the caller, and may serve other stores.
+func OpenBackend(b Backend, opts *Options) (*Store, error) {
+	if b == nil {
+		return nil, errors.New("memory: open: the Backend is nil")
+	}
+	o, err := fillOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return newStore(b, o), nil
+}
+
+func fillOptions(opts *Options) (Options, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	if err := o.fill(); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, hostErr("open", "", err)
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, hostErr("open", "", err)
-	}
-	s := &Store{root: root, opts: o, turn: make(chan struct{}, 1)}
+	return o, o.fill()
+}
+
+func newStore(b Backend, o Options) *Store {
+	s := &Store{b: b, opts: o, turn: make(chan struct{}, 1)}
 	s.tools = s.makeTools()
-	if err := s.init(); err != nil {
-		if s.lock != nil {
-			s.lock.Close()
-		}
-		if s.dir != nil {
-			s.dir.Close()
-		}
-		root.Close()
-		return nil, err
-	}
-	return s, nil
-}
-
-// init creates the folders and the lock file and, under the lock so that no
-// other process is mid-write, removes the temporary files a crash left.
-func (s *Store) init() error {
-	for _, sub := range []string{factsDir, episodesDir} {
-		if err := s.root.Mkdir(sub, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return hostErr("open", sub, err)
-		}
-	}
-	lock, err := s.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return hostErr("open", lockName, err)
-	}
-	s.lock = lock
-	if flock.Folders {
-		if s.dir, err = s.root.Open("."); err != nil {
-			return hostErr("open", "", err)
-		}
-	}
-	unlock, err := s.lockDir(context.Background(), "open")
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	for _, sub := range []string{factsDir, episodesDir, episodesDir + "/" + archiveDir} {
-		if err := s.removeTemps(sub); err != nil {
-			return hostErr("open", sub, err)
-		}
-	}
-	return nil
-}
-
-// lockDir takes the directory's lock, waiting up to LockTimeout for
-// another Store to release it. The lock is the lock file, .lock, and, where
-// a folder can be locked, the root folder itself: a person or a script that
-// deletes .lock while a Store is inside its critical section cannot let a
-// second one in, since nobody can delete the folder a Store has open.
-// Stores of earlier versions lock .lock alone, and are still excluded.
-func (s *Store) lockDir(ctx context.Context, op string) (unlock func(), err error) {
-	if s.unlocked {
-		return func() {}, nil
-	}
-	deadline := time.Now().Add(s.opts.LockTimeout)
-	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
-		ok, err := s.tryLockDir()
-		if err != nil {
-			return nil, hostErr(op, lockName, err)
-		}
-		if ok {
-			current, err := s.lockIsCurrent()
-			if err != nil {
-				s.unlockDir()
-				return nil, hostErr(op, lockName, err)
-			}
-			if current {
-				return s.unlockDir, nil
-			}
-			s.unlockDirFolder()
-			continue // the lock file was replaced: locked again at once
-		}
-		if time.Now().After(deadline) {
-			return nil, hostErr(op, "", fmt.Errorf("%w (waited %v)", ErrLocked, s.opts.LockTimeout))
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, hostErr(op, "", ctx.Err())
-		case <-t.C:
-		}
-	}
-}
-
-// tryLockDir takes the root folder's lock, where there is one, then the
-// lock file's, without waiting; it holds neither when it reports false.
-func (s *Store) tryLockDir() (bool, error) {
-	if s.dir != nil {
-		ok, err := flock.TryLock(s.dir)
-		if !ok || err != nil {
-			return false, err
-		}
-	}
-	ok, err := flock.TryLock(s.lock)
-	if !ok || err != nil {
-		s.unlockDirFolder()
-	}
-	return ok, err
-}
-
-// unlockDir releases what tryLockDir took.
-func (s *Store) unlockDir() {
-	flock.Unlock(s.lock)
-	s.unlockDirFolder()
-}
-
-func (s *Store) unlockDirFolder() {
-	if s.dir != nil {
-		flock.Unlock(s.dir)
-	}
-}
-
-// lockIsCurrent reports whether the open lock file is still the root's
-// .lock. When someone deleted or replaced it, other Stores lock another
-// file, so this one opens the current one instead and reports false.
-func (s *Store) lockIsCurrent() (bool, error) {
-	held, err := s.lock.Stat()
-	if err != nil {
-		return false, err
-	}
-	now, err := s.root.Stat(lockName)
-	if err == nil && os.SameFile(held, now) {
-		return true, nil
-	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, err
-	}
-	lock, err := s.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return false, err
-	}
-	s.lock.Close() // releases the lock on the old file
-	s.lock = lock
-	return false, nil
+	return s
 }
 
 // fill checks the options and applies the defaults.
@@ -324,8 +218,8 @@ func (o *Options) fill() error {
 		}
 		seen[f.Name] = true
 	}
-	if o.FactsBudget < 0 || o.IndexBudget < 0 || o.LockTimeout < 0 || o.MaxSessions < 0 {
-		return errors.New("memory: open: FactsBudget, IndexBudget, LockTimeout and MaxSessions may not be negative")
+	if o.FactsBudget < 0 || o.IndexBudget < 0 || o.LockTimeout < 0 || o.MaxSessions < 0 || o.IndexIdle < 0 {
+		return errors.New("memory: open: FactsBudget, IndexBudget, LockTimeout, MaxSessions and IndexIdle may not be negative")
 	}
 	if o.MaxSessions == 0 {
 		o.MaxSessions = DefaultMaxSessions
@@ -358,8 +252,9 @@ func validFactName(name string) bool {
 	return true
 }
 
-// Close releases the directory. Calls after the first return nil; other
-// methods then return [ErrClosed]. Close waits for operations in progress.
+// Close releases the store, and the directory when Open opened it. Calls
+// after the first return nil; other methods then return [ErrClosed]. Close
+// waits for operations in progress.
 func (s *Store) Close() error {
 	s.life.Lock()
 	defer s.life.Unlock()
@@ -367,11 +262,11 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	var dirErr error
-	if s.dir != nil {
-		dirErr = s.dir.Close()
+	s.search.release()
+	if s.owned != nil {
+		return s.owned.Close()
 	}
-	return errors.Join(s.lock.Close(), dirErr, s.root.Close())
+	return nil
 }
 
 // begin starts an operation: it fails when ctx is done or the store is
@@ -416,35 +311,52 @@ func (s *Store) now() time.Time { return s.opts.Now() }
 // episodes/ itself cannot be listed, a last entry with the path
 // "episodes/" says why. Only a done context or a closed store fail List.
 func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
-	end, err := s.begin(ctx, "list", "")
+	const op = "list"
+	end, err := s.begin(ctx, op, "")
 	if err != nil {
 		return nil, err
 	}
 	defer end()
 
 	files := []FileInfo{}
-	add := func(p string, info FileInfo, ok bool, err error) {
+	add := func(p string, info FileInfo, ok bool, err error) error {
 		switch {
+		case stops(err):
+			return err
 		case err != nil:
 			files = append(files, FileInfo{Path: p, Error: unreadable(p, err)})
 		case ok:
 			files = append(files, info)
 		}
+		return nil
+	}
+	// The fact files listed are read; when facts/ cannot be listed, each
+	// is tried.
+	facts, factsErr := s.b.List(ctx, factsDir)
+	if stops(factsErr) {
+		return nil, hostErr(op, factsDir, factsErr)
 	}
 	for _, f := range s.opts.FactFiles {
 		p := factPath(f.Name)
-		info, ok, err := s.head(p)
-		add(p, info, ok, err)
-	}
-	months, listErr := s.monthsIn(episodesDir)
-	for _, m := range months {
-		if err := ctx.Err(); err != nil {
-			return nil, hostErr("list", "", err)
+		if factsErr == nil && !slices.ContainsFunc(facts, func(e Entry) bool { return e.Name == p }) {
+			continue
 		}
-		info, ok, err := s.monthInfo(m)
-		add(monthPath(m.month), info, ok, err)
+		info, ok, err := s.head(ctx, p)
+		if err := add(p, info, ok, err); err != nil {
+			return nil, hostErr(op, p, err)
+		}
+	}
+	months, listErr := s.monthsIn(ctx, episodesDir)
+	for _, m := range months {
+		info, ok, err := s.monthInfo(ctx, m)
+		if err := add(monthPath(m.month), info, ok, err); err != nil {
+			return nil, hostErr(op, monthPath(m.month), err)
+		}
 	}
 	if listErr != nil {
+		if stops(listErr) {
+			return nil, hostErr(op, episodesDir, listErr)
+		}
 		files = append(files, FileInfo{Path: episodesDir + "/", Error: unreadable(episodesDir+"/", listErr)})
 	}
 	return files, nil
@@ -452,26 +364,17 @@ func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 
 // monthInfo describes a month as List shows it: the summary of its newest
 // file, the size of all its files.
-func (s *Store) monthInfo(m monthFiles) (info FileInfo, ok bool, err error) {
+func (s *Store) monthInfo(ctx context.Context, m monthFiles) (info FileInfo, ok bool, err error) {
 	paths := m.paths()
 	for i := len(paths) - 1; i >= 0 && !ok; i-- {
-		if info, ok, err = s.head(paths[i]); err != nil {
+		if info, ok, err = s.head(ctx, paths[i]); err != nil {
 			return FileInfo{}, false, err
 		}
 	}
 	if !ok {
 		return FileInfo{}, false, nil
 	}
-	info.Path, info.Size, info.Parts = monthPath(m.month), 0, len(m.parts)
-	for _, p := range paths {
-		fi, err := s.regular(p)
-		if err != nil {
-			return FileInfo{}, false, err
-		}
-		if fi != nil {
-			info.Size += fi.Size()
-		}
-	}
+	info.Path, info.Size, info.Parts = monthPath(m.month), m.size, len(m.parts)
 	return info, true, nil
 }
 
@@ -491,77 +394,58 @@ func unreadable(p string, err error) string {
 	}
 }
 
-// paths returns the paths the memory files may have: every configured fact
-// file, in order, then every file of the months there are, newest first,
-// then the originals in the archive. The fact files need not exist. When
-// episodes/ cannot be listed, paths returns the fact files and why.
-func (s *Store) paths() ([]string, error) {
-	months, err := s.monthsIn(episodesDir)
-	archived, _ := s.monthsIn(episodesDir + "/" + archiveDir)
-	paths := make([]string, 0, len(s.opts.FactFiles)+len(months))
+// files lists the memory files there are, with their sizes and tags: the
+// configured fact files that exist, in order, then every file of the
+// months, then the originals in the archive. When facts/ or episodes/
+// cannot be listed, files returns what it could list and why not.
+func (s *Store) files(ctx context.Context) ([]Entry, error) {
+	var out []Entry
+	facts, factsErr := s.b.List(ctx, factsDir)
 	for _, f := range s.opts.FactFiles {
-		paths = append(paths, factPath(f.Name))
-	}
-	for _, m := range months {
-		paths = append(paths, m.paths()...)
-	}
-	for _, m := range archived {
-		for _, p := range m.paths() {
-			paths = append(paths, archivePath(p))
+		if i := slices.IndexFunc(facts, func(e Entry) bool { return e.Name == factPath(f.Name) }); i >= 0 {
+			out = append(out, facts[i])
 		}
 	}
-	return paths, err
-}
-
-// regular stats the file at p. It returns nil, and no error, when p is
-// missing, is not a regular file, or is a link out of the root: such a file
-// is not listed, indexed or counted.
-func (s *Store) regular(p string) (fs.FileInfo, error) {
-	fi, err := s.root.Stat(p)
-	switch {
-	case err == nil && fi.Mode().IsRegular():
-		return fi, nil
-	case err == nil || errors.Is(err, fs.ErrNotExist) || s.isLink(p):
-		return nil, nil
-	default:
-		return nil, err
+	var err error
+	for _, dir := range []string{episodesDir, episodesDir + "/" + archiveDir} {
+		entries, lerr := s.b.List(ctx, dir)
+		if lerr != nil && dir == episodesDir {
+			err = lerr
+		}
+		for _, e := range entries {
+			if _, _, ok := episodeName(path.Base(e.Name)); ok {
+				out = append(out, e)
+			}
+		}
 	}
+	return out, errors.Join(factsErr, err)
 }
 
 // head reads the start of a file for its summary. ok is false when the file
-// does not exist or is not a regular file.
-func (s *Store) head(p string) (info FileInfo, ok bool, err error) {
-	st, err := s.regular(p)
-	if st == nil || err != nil {
-		return FileInfo{}, false, err
-	}
-	f, err := s.root.Open(p)
+// does not exist.
+func (s *Store) head(ctx context.Context, p string) (info FileInfo, ok bool, err error) {
+	c, err := s.b.Read(ctx, p, headSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return FileInfo{}, false, nil
 	}
 	if err != nil {
 		return FileInfo{}, false, err
 	}
-	defer f.Close()
-	buf := make([]byte, min(st.Size(), headSize))
-	n, err := io.ReadFull(f, buf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return FileInfo{}, false, err
-	}
-	buf = buf[:n]
+	buf := c.Data
 	cut := markdown.HeadLen(buf)
 	d := markdown.Parse(buf[:cut])
-	if !d.Summary.OK || d.Summary.End == cut {
+	if (!d.Summary.OK || d.Summary.End == cut) && c.Size > int64(len(buf)) {
 		// No summary in the first two blocks' lines, or one that may go on
 		// past them: parse the start of the file as it is (an odd head, such
 		// as link definitions before the title), up to headMax bytes.
-		more, err := io.ReadAll(io.LimitReader(f, headMax-int64(n)))
-		if err != nil {
+		if c, err = s.b.Read(ctx, p, headMax); err != nil {
 			return FileInfo{}, false, err
 		}
-		d = markdown.Parse(append(buf, more...))
+		d = markdown.Parse(c.Data)
+	} else if !d.Summary.OK || d.Summary.End == cut {
+		d = markdown.Parse(buf)
 	}
-	return FileInfo{Path: p, Summary: printable(d.Summary.Text), Size: st.Size(), Compacted: !strings.HasPrefix(p, factsDir+"/") && compactedMark(d)}, true, nil
+	return FileInfo{Path: p, Summary: printable(d.Summary.Text), Size: c.Size, Compacted: !strings.HasPrefix(p, factsDir+"/") && compactedMark(d)}, true, nil
 }
 
 // Read returns the content of the file at path. It returns an error wrapping
@@ -573,12 +457,12 @@ func (s *Store) Read(ctx context.Context, path string) (string, error) {
 		return "", err
 	}
 	defer end()
-	b, err := s.readFile("read", t)
+	b, _, err := s.readFile(ctx, "read", t)
 	if err != nil {
 		return "", err
 	}
 	if b == nil {
-		if parts := s.olderParts(t.path); parts != "" {
+		if parts := s.olderParts(ctx, t.path); parts != "" {
 			return "", modelErr("read", t.path, ErrNotFound, t.path+" does not exist now", "; "+parts)
 		}
 		return "", modelErr("read", t.path, ErrNotFound, t.path+" does not exist yet", "; call memory_list to see the files there are")
@@ -586,29 +470,22 @@ func (s *Store) Read(ctx context.Context, path string) (string, error) {
 	return string(b), nil
 }
 
-// readFile reads a target whole. A missing file gives nil and no error.
-func (s *Store) readFile(op string, t target) ([]byte, error) {
-	// Stat first: opening a FIFO or a device could block or never end.
-	fi, err := s.root.Stat(t.path)
-	if err == nil && !fi.Mode().IsRegular() {
-		return nil, hostErr(op, t.path, fmt.Errorf("not a regular file (%v)", fi.Mode().Type()))
-	}
-	var b []byte
-	if err == nil {
-		b, err = s.root.ReadFile(t.path)
-	}
+// readFile reads a target whole, with its version. A missing file gives
+// nil and no error.
+func (s *Store) readFile(ctx context.Context, op string, t target) ([]byte, string, error) {
+	c, err := s.b.Read(ctx, t.path, -1)
 	switch {
 	case err == nil:
-		if b == nil {
-			b = []byte{}
+		if c.Data == nil {
+			c.Data = []byte{}
 		}
-		return b, nil
+		return c.Data, c.Version, nil
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil
-	case s.escaped(t, err):
-		return nil, modelErr(op, t.path, ErrInvalidPath, t.path+" is a symbolic link that leads outside the memory directory", "; it cannot be used")
+		return nil, "", nil
+	case errors.Is(err, errOutside):
+		return nil, "", modelErr(op, t.path, ErrInvalidPath, t.path+" is a symbolic link that leads outside the memory directory", "; it cannot be used")
 	default:
-		return nil, hostErr(op, t.path, err)
+		return nil, "", hostErr(op, t.path, err)
 	}
 }
 
@@ -837,25 +714,35 @@ const (
 )
 
 // update is the one read-modify-write of the store. In the Store's turn and
-// under the directory's lock file it reads t (nil when it does not exist),
-// lets check vet it, lets edit make the new content, checks the size limit
-// and the facts budget, and replaces the file atomically. It returns the
-// content written.
+// under the backend's lock for t, it reads t with its version (nil when it
+// does not exist), lets check vet it, lets edit make the new content, checks
+// the size limit and the facts budget, and writes the file only if it is
+// still at the version read. When another writer changed it in between (a
+// backend without a lock, such as S3, or a person's editor), it reads it
+// again and goes round once more. It returns the content written.
 func (s *Store) update(ctx context.Context, op string, t target, check guard, edit func(old []byte) ([]byte, error)) (data []byte, err error) {
-	err = s.locked(ctx, op, t.path, func() error {
-		old, err := s.readFile(op, t)
-		if err != nil {
-			return err
-		}
-		if check != nil {
-			if err := check(op, t, old); err != nil {
+	err = s.locked(ctx, op, t.path, t.lockName(), func() error {
+		for lost := 0; ; lost++ {
+			old, ver, err := s.readFile(ctx, op, t)
+			if err != nil {
 				return err
 			}
+			if check != nil {
+				if err := check(op, t, old); err != nil {
+					return err
+				}
+			}
+			if data, err = edit(old); err != nil {
+				return err
+			}
+			err = s.commit(ctx, op, t, old, ver, data)
+			if !errors.Is(err, ErrChanged) {
+				return err
+			}
+			if err := backoff(ctx, lost); err != nil {
+				return hostErr(op, t.path, err)
+			}
 		}
-		if data, err = edit(old); err != nil {
-			return err
-		}
-		return s.commit(ctx, op, t, old, data)
 	})
 	if err != nil {
 		return nil, err
@@ -863,146 +750,75 @@ func (s *Store) update(ctx context.Context, op string, t target, check guard, ed
 	return data, nil
 }
 
-// locked runs f in the Store's turn and under the directory's lock file:
-// the critical section of every change. It waits for both as long as ctx
-// allows; p names the file in the error when it does not get them.
-func (s *Store) locked(ctx context.Context, op, p string, f func() error) error {
+// lockName is what a change of t locks: the facts/ folder for a fact file,
+// whose budget spans the folder; the file itself otherwise.
+func (t target) lockName() string {
+	if t.isFact() {
+		return factsDir + "/"
+	}
+	return t.path
+}
+
+// backoff waits before the next round of a change that lost a race: not at
+// all after the first loss, then a random time up to 1 ms, 2 ms, … 64 ms,
+// so that writers who collided do not collide again.
+func backoff(ctx context.Context, lost int) error {
+	if lost == 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(rand.N(time.Millisecond << min(lost-1, 6)))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// locked runs f in the Store's turn and under the backend's lock on name
+// (a file, or a folder ending in "/"): the critical section of every
+// change. It waits for both as long as ctx allows, and for the lock at most
+// LockTimeout; p names the file in the error when it does not get them.
+func (s *Store) locked(ctx context.Context, op, p, name string, f func() error) error {
 	select {
 	case s.turn <- struct{}{}:
 		defer func() { <-s.turn }()
 	case <-ctx.Done():
 		return hostErr(op, p, ctx.Err())
 	}
-	unlock, err := s.lockDir(ctx, op)
+	lctx, cancel := context.WithTimeout(ctx, s.opts.LockTimeout)
+	unlock, err := s.b.Lock(lctx, name)
+	cancel()
 	if err != nil {
-		return err
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w (waited %v)", ErrLocked, s.opts.LockTimeout)
+		}
+		return hostErr(op, p, err)
 	}
 	defer unlock()
 	return f()
 }
 
-// commit checks the facts budget and the size limit, then replaces t with
-// data atomically. old is the current content (nil when the file does not
-// exist).
-func (s *Store) commit(ctx context.Context, op string, t target, old, data []byte) error {
+// commit checks the facts budget and the size limit, then writes data as t
+// if t is still at version ver ("" for a file that did not exist). old is
+// the content read (nil when the file did not exist).
+func (s *Store) commit(ctx context.Context, op string, t target, old []byte, ver string, data []byte) error {
 	if len(data) > maxFileSize && len(data) > len(old) {
 		// A change that does not grow a file a person made oversized is
 		// allowed, so that it can be condensed in steps.
 		return modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("%s would be %s bytes, over the %s-byte limit for one memory file", t.path, thousands(len(data)), thousands(maxFileSize)), "; start a new file or condense this one")
 	}
 	if t.isFact() {
-		if err := s.checkBudget(op, t, len(old), len(data)); err != nil {
+		if err := s.checkBudget(ctx, op, t, len(old), len(data)); err != nil {
 			return err
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return hostErr(op, t.path, err)
 	}
-	if err := s.replace(t.path, data); err != nil {
+	if _, err := s.b.Write(ctx, t.path, data, ver); err != nil {
 		return hostErr(op, t.path, err)
-	}
-	return nil
-}
-
-// replace writes data to name atomically: a temporary dot-file beside it,
-// fsync, rename over name, fsync of the folder. A reader sees the old
-// content or the new, never a mix; after a crash the file is one or the
-// other, and Open removes the temporary file.
-//
-// A file that exists keeps its mode, as a person set it. A new file is
-// created as os.WriteFile(name, data, 0o644) would create it: 0644 less the
-// process's umask, so that with umask 077 a memory file, which holds
-// personal facts, is readable by its owner alone.
-func (s *Store) replace(name string, data []byte) (err error) {
-	dir, base := path.Split(name)
-	perm, keep := fs.FileMode(newFileMode), false
-	if fi, err := s.root.Stat(name); err == nil {
-		perm, keep = fi.Mode().Perm(), true
-	}
-	var f *os.File
-	var tmp string
-	for range 100 {
-		tmp = dir + "." + base + tempMark + strconv.FormatUint(rand.Uint64(), 36)
-		f, err = s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
-	}
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			s.root.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if keep {
-		// The umask applied at creation; the file replaced had its mode.
-		if err = f.Chmod(perm); err != nil && runtime.GOOS != "windows" {
-			return err
-		}
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = s.root.Rename(tmp, name); err != nil {
-		return err
-	}
-	return s.syncDir(path.Clean(dir))
-}
-
-// newFileMode is the mode a new memory file is created with, before the
-// umask.
-const newFileMode = 0o644
-
-// tempMark sits between a target's name and a random suffix in the name of
-// a temporary file: ".user.md.tmp-1x2y3z".
-const tempMark = ".tmp-"
-
-// syncDir makes a rename in dir durable. Windows cannot fsync a directory;
-// there the rename is durable when the file system says so.
-func (s *Store) syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := s.root.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
-// removeTemps deletes the temporary files a crash left in dir.
-func (s *Store) removeTemps(dir string) error {
-	d, err := s.root.Open(dir)
-	if err != nil && (s.isLink(dir) || s.isLink(path.Dir(dir)) || errors.Is(err, fs.ErrNotExist)) {
-		return nil // in a link out of the root, or no such folder: nothing to clean
-	}
-	if err != nil {
-		return err
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if errors.Is(err, syscall.ENOTDIR) {
-		return nil // a file where the folder should be: nothing to clean
-	}
-	if err != nil {
-		return err
-	}
-	for _, n := range names {
-		if strings.HasPrefix(n, ".") && strings.Contains(n, ".md"+tempMark) {
-			if err := s.root.Remove(dir + "/" + n); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-		}
 	}
 	return nil
 }

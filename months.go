@@ -1,9 +1,10 @@
 package memory
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io/fs"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,6 +93,7 @@ type monthFiles struct {
 	month   string
 	parts   []int
 	current bool
+	size    int64 // of its files together
 }
 
 // paths returns the month's files, oldest first: its parts, then its file.
@@ -107,24 +109,19 @@ func (m monthFiles) paths() []string {
 }
 
 // monthsIn lists the months that have files in dir (episodesDir, or its
-// archive), newest first. A missing folder, or one that is a link out of
-// the root, holds none.
-func (s *Store) monthsIn(dir string) ([]monthFiles, error) {
-	d, err := s.root.Open(dir)
-	if errors.Is(err, fs.ErrNotExist) || err != nil && s.isLink(dir) {
+// archive), newest first, with the size of their files together. A missing
+// folder, or one that is a link out of the root, holds none.
+func (s *Store) monthsIn(ctx context.Context, dir string) ([]monthFiles, error) {
+	entries, err := s.b.List(ctx, dir)
+	if errors.Is(err, errOutside) || errors.Is(err, errLinkedFolder) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return nil, err
-	}
 	byMonth := map[string]*monthFiles{}
-	for _, n := range names {
-		m, part, ok := episodeName(n)
+	for _, e := range entries {
+		m, part, ok := episodeName(path.Base(e.Name))
 		if !ok {
 			continue
 		}
@@ -133,6 +130,7 @@ func (s *Store) monthsIn(dir string) ([]monthFiles, error) {
 			mf = &monthFiles{month: m}
 			byMonth[m] = mf
 		}
+		mf.size += e.Size
 		if part == 0 {
 			mf.current = true
 		} else {
@@ -166,12 +164,12 @@ func isPart(p string) bool {
 // olderParts says where the older entries of the month whose file is at p
 // are, for memory_read: "" when p is not a month's file or the month has
 // no parts.
-func (s *Store) olderParts(p string) string {
+func (s *Store) olderParts(ctx context.Context, p string) string {
 	month, ok := monthOfPath(p)
 	if !ok {
 		return ""
 	}
-	months, _ := s.monthsIn(episodesDir)
+	months, _ := s.monthsIn(ctx, episodesDir)
 	for _, m := range months {
 		if m.month != month || len(m.parts) == 0 {
 			continue

@@ -384,7 +384,7 @@ func TestLockTimeout(t *testing.T) {
 	ctx := context.Background()
 	err := s.Append(ctx, "episodes/2026-02.md", "## x", "")
 	require.ErrorIs(t, err, memory.ErrLocked)
-	require.Contains(t, err.Error(), "memory: append: memory directory is locked by another store (waited 20ms)")
+	require.Contains(t, err.Error(), "memory: append episodes/2026-02.md: memory directory is locked by another store (waited 20ms)")
 	_, err = tool(t, s.Tools(), "memory_append").Call(ctx, json.RawMessage(`{"path": "episodes/2026-02.md", "entry": "## x", "summary": null}`))
 	require.ErrorIs(t, err, memory.ErrLocked, "a host error, not the model's")
 	_, err = memory.Open(dir, &memory.Options{LockTimeout: time.Millisecond})

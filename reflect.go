@@ -652,7 +652,7 @@ func (r *Reflector) episodeIndex(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	months, _ := r.store.monthsIn(episodesDir) // an unreadable episodes/ has nothing to index
+	months, _ := r.store.monthsIn(ctx, episodesDir) // an unreadable episodes/ has nothing to index
 	end()
 
 	var lines []string

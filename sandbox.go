@@ -2,8 +2,6 @@ package memory
 
 import (
 	"fmt"
-	"io/fs"
-	"path"
 	"strconv"
 	"strings"
 	"unicode"
@@ -118,17 +116,4 @@ func quoteIfOdd(p string) string {
 		return strconv.Quote(p)
 	}
 	return p
-}
-
-// escaped reports whether a failed access to t failed because its folder or
-// the file itself is a symbolic link that os.Root refused to follow out of
-// the root. os.Root does not export its "path escapes" error, so the store
-// looks at the links themselves.
-func (s *Store) escaped(t target, err error) bool {
-	return err != nil && (s.isLink(path.Dir(t.path)) || s.isLink(t.path))
-}
-
-func (s *Store) isLink(name string) bool {
-	fi, err := s.root.Lstat(name)
-	return err == nil && fi.Mode()&fs.ModeSymlink != 0
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io/fs"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -22,21 +21,18 @@ import (
 // Search. The store keeps an in-memory BM25 index (internal/search) of its
 // documents: each top-level bullet of a fact file and each "## " entry of a
 // month file, heading through last line, code fences included. Before every
-// search the index is brought up to date with the files on disk: a file
-// whose size and modification time are unchanged, and were so long enough
-// after it was last read that the clock could tell an edit apart, is not
-// read again; any other file is read, and re-indexed when its content hash
-// changed. So a search sees every change made before it, by the tools or in
-// an editor, and re-reads only what changed.
+// search the index is brought up to date with the backend: one listing of
+// each folder gives every file's tag (on a directory its size, time and
+// number; on S3 its ETag), and only a file whose tag changed, or that has
+// none, is read again, and re-indexed when its content hash changed. So a
+// search sees every change made before it, by the tools or in an editor,
+// and re-reads only what changed. The index keeps each file's text, for
+// the snippets; it is built on the first search and can be released
+// (Store.ReleaseIndex, Options.IndexIdle, Close).
 
 // DefaultSearchLimit is the number of hits Search returns when
 // SearchOptions.Limit is 0.
 const DefaultSearchLimit = 10
-
-// racyWindow is how long after a file's modification time its size and
-// time stop being trusted as a sign that it did not change: an edit within
-// the file system's timestamp granularity of the last read could keep both.
-const racyWindow = 2 * time.Second
 
 // snippetMax bounds a hit's snippet, in characters.
 const snippetMax = 160
@@ -67,22 +63,25 @@ type SearchHit struct {
 	Score   float64 `json:"score"`          // BM25; 0 for the latest entries of an empty query
 }
 
-// index is the store's search index and what it knows of each file.
+// index is the store's search index and what it knows of each file. idx
+// and files are nil until the first search, and again once released.
 type index struct {
 	mu    sync.Mutex
-	idx   search.Index
+	idx   *search.Index
 	seed  maphash.Seed
 	files map[string]*indexed
 	reads int // files read to refresh, for tests
+
+	idle  *time.Timer // releases the index after Options.IndexIdle unused
+	epoch int         // counts the searches, so that a stale timer does nothing
 }
 
 // indexed is a file as it was when last read.
 type indexed struct {
-	size   int64
-	mtime  time.Time
-	readAt time.Time
-	hash   uint64
-	docs   []docInfo // by line
+	tag  string // the backend's tag when it was listed before the read
+	hash uint64
+	data []byte    // the text read, for snippets
+	docs []docInfo // by line
 }
 
 // docInfo is what a hit shows of a document.
@@ -160,35 +159,81 @@ func (s *Store) Search(ctx context.Context, query string, opts *SearchOptions) (
 	} else {
 		hits = x.idx.Search(query, o.Limit, f)
 	}
-	return s.render(hits, query), nil
+	out := s.render(hits, query)
+	s.idleLater()
+	return out, nil
 }
 
-// refresh brings the index up to date with the files on disk. The caller
-// holds s.search.mu. Files that may have changed are read and parsed in
+// ReleaseIndex lets go of the search index and the text it keeps, so that
+// an idle store costs little; the next search builds it again, reading
+// every file. A server holding many stores calls it for those not used
+// lately, or sets Options.IndexIdle to have it done.
+func (s *Store) ReleaseIndex() {
+	x := &s.search
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.release()
+}
+
+// release drops the index. The caller holds x.mu, or the store is closing.
+func (x *index) release() {
+	x.idx, x.files = nil, nil
+	if x.idle != nil {
+		x.idle.Stop()
+		x.idle = nil
+	}
+}
+
+// idleLater arranges for the index to be released after Options.IndexIdle
+// without a search. The caller holds s.search.mu.
+func (s *Store) idleLater() {
+	x := &s.search
+	if s.opts.IndexIdle <= 0 {
+		return
+	}
+	x.epoch++
+	epoch := x.epoch
+	if x.idle != nil {
+		x.idle.Stop()
+	}
+	x.idle = time.AfterFunc(s.opts.IndexIdle, func() {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		if x.epoch == epoch {
+			x.release()
+			if s.idleHook != nil {
+				s.idleHook()
+			}
+		}
+	})
+}
+
+// refresh brings the index up to date with the backend. The caller holds
+// s.search.mu. Files that may have changed are read and parsed in
 // parallel, one worker per CPU; the index is then changed in one goroutine.
 func (s *Store) refresh(ctx context.Context) error {
 	x := &s.search
 	if x.files == nil {
+		x.idx = &search.Index{}
 		x.files = map[string]*indexed{}
 		x.seed = maphash.MakeSeed()
 	}
 	// A file, or episodes/, that cannot be read is left out, as List
 	// reports it: the rest is searched.
-	paths, _ := s.paths()
+	entries, err := s.files(ctx)
+	if stops(err) {
+		return err
+	}
 
-	present := make(map[string]bool, len(paths))
+	present := make(map[string]bool, len(entries))
 	var todo []*scan
-	for _, p := range paths {
-		st, err := s.regular(p)
-		if st == nil || err != nil {
-			continue
+	for _, e := range entries {
+		present[e.Name] = true
+		old := x.files[e.Name]
+		if old != nil && e.Tag != "" && old.tag == e.Tag {
+			continue // unchanged
 		}
-		present[p] = true
-		old := x.files[p]
-		if old != nil && old.size == st.Size() && old.mtime.Equal(st.ModTime()) && st.ModTime().Before(old.readAt.Add(-racyWindow)) {
-			continue // unchanged, and old enough for its time to tell
-		}
-		sc := &scan{path: p, st: st, indexed: old != nil}
+		sc := &scan{path: e.Name, tag: e.Tag, indexed: old != nil}
 		if old != nil {
 			sc.oldHash = old.hash
 		}
@@ -197,16 +242,17 @@ func (s *Store) refresh(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	parallel(len(todo), func(i int) { s.scanFile(todo[i]) })
+	parallel(len(todo), func(i int) { s.scanFile(ctx, todo[i]) })
 
 	for _, sc := range todo {
 		x.reads++
 		switch {
+		case stops(sc.err):
+			return sc.err
 		case sc.err != nil || sc.gone:
 			present[sc.path] = false
 		case sc.indexed && sc.hash == sc.oldHash:
-			old := x.files[sc.path]
-			old.size, old.mtime, old.readAt = sc.st.Size(), sc.st.ModTime(), sc.readAt
+			x.files[sc.path].tag = sc.tag
 		default:
 			x.idx.Set(sc.path, sc.docs)
 			x.files[sc.path] = sc.file
@@ -225,23 +271,21 @@ func (s *Store) refresh(ctx context.Context) error {
 // index when the content changed.
 type scan struct {
 	path    string
-	st      fs.FileInfo
+	tag     string
 	indexed bool   // the index holds an older reading
 	oldHash uint64 // its hash
 
-	readAt time.Time
-	hash   uint64
-	gone   bool
-	err    error
-	docs   []search.Doc
-	file   *indexed
+	hash uint64
+	gone bool
+	err  error
+	docs []search.Doc
+	file *indexed
 }
 
 // scanFile reads and, when its content changed, parses one file. It runs in
 // a worker of refresh and touches nothing but sc.
-func (s *Store) scanFile(sc *scan) {
-	sc.readAt = time.Now()
-	b, err := s.root.ReadFile(sc.path)
+func (s *Store) scanFile(ctx context.Context, sc *scan) {
+	c, err := s.b.Read(ctx, sc.path, -1)
 	if errors.Is(err, fs.ErrNotExist) {
 		sc.gone = true
 		return
@@ -250,17 +294,21 @@ func (s *Store) scanFile(sc *scan) {
 		sc.err = err
 		return
 	}
-	sc.hash = maphash.Bytes(s.search.seed, b)
+	sc.hash = maphash.Bytes(s.search.seed, c.Data)
 	if sc.indexed && sc.hash == sc.oldHash {
 		return
 	}
-	sc.file = &indexed{size: sc.st.Size(), mtime: sc.st.ModTime(), readAt: sc.readAt, hash: sc.hash}
-	sc.docs = documents(sc.path, b, sc.file)
+	sc.file = &indexed{tag: sc.tag, hash: sc.hash, data: c.Data}
+	sc.docs = documents(sc.path, c.Data, sc.file)
 }
 
 // parallel runs f(0) … f(n-1) on up to GOMAXPROCS goroutines and waits for
 // them all.
 func parallel(n int, f func(i int)) {
+	if n == 1 {
+		f(0)
+		return
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(n, runtime.GOMAXPROCS(0)) {
@@ -295,21 +343,11 @@ func documents(p string, b []byte, f *indexed) []search.Doc {
 	return docs
 }
 
-// render turns index hits into SearchHits. The snippet of each comes from
-// its document's span in the file, read again only when the file is still
-// as it was indexed (same size and time); otherwise the title stands in.
-// The caller holds s.search.mu.
+// render turns index hits into SearchHits, the snippet of each from its
+// document's text as indexed. The caller holds s.search.mu.
 func (s *Store) render(hits []search.Hit, query string) []SearchHit {
 	terms := search.Tokenize(query)
 	out := make([]SearchHit, 0, len(hits))
-	open := map[string]*os.File{}
-	defer func() {
-		for _, f := range open {
-			if f != nil {
-				f.Close()
-			}
-		}
-	}()
 	for _, h := range hits {
 		f := s.search.files[h.File]
 		i, found := slices.BinarySearchFunc(f.docs, h.Pos, func(d docInfo, line int) int { return d.line - line })
@@ -318,35 +356,10 @@ func (s *Store) render(hits []search.Hit, query string) []SearchHit {
 		}
 		doc := f.docs[i]
 		hit := SearchHit{Path: h.File, Line: doc.line, Title: cut(printable(doc.title), snippetMax), Date: h.Date, Score: h.Score}
-		hit.Snippet = hit.Title
-		file, ok := open[h.File]
-		if !ok {
-			file = s.openUnchanged(h.File, f)
-			open[h.File] = file
-		}
-		if file != nil {
-			buf := make([]byte, doc.end-doc.start)
-			if _, err := file.ReadAt(buf, int64(doc.start)); err == nil {
-				hit.Snippet = snippet(string(buf), terms, doc.fact)
-			}
-		}
+		hit.Snippet = snippet(string(f.data[doc.start:doc.end]), terms, doc.fact)
 		out = append(out, hit)
 	}
 	return out
-}
-
-// openUnchanged opens the file at p if it still has the size and time it
-// had when indexed, and returns nil otherwise.
-func (s *Store) openUnchanged(p string, f *indexed) *os.File {
-	file, err := s.root.Open(p)
-	if err != nil {
-		return nil
-	}
-	if st, err := file.Stat(); err != nil || st.Size() != f.size || !st.ModTime().Equal(f.mtime) {
-		file.Close()
-		return nil
-	}
-	return file
 }
 
 // snippet picks the line of a document that shares the most terms with the

@@ -75,7 +75,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	months, _ := s.monthsIn(episodesDir)
+	months, _ := s.monthsIn(ctx, episodesDir)
 	end()
 	for i := range st.Months {
 		for _, m := range months {

@@ -249,7 +249,7 @@ func runRead(ctx context.Context, c *Session, a *readArgs) (ToolResult, error) {
 			// without a version; a part is patched with the version.
 			c.saw(a.Path, []byte(text))
 		}
-		if parts := c.s.olderParts(a.Path); parts != "" {
+		if parts := c.s.olderParts(ctx, a.Path); parts != "" {
 			version, rest, _ := strings.Cut(head, "\n")
 			head = version + "\nparts: " + parts + "\n" + rest
 		}

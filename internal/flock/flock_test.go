@@ -47,3 +47,33 @@ func TestErrorsOnClosedFile(t *testing.T) {
 	require.Error(t, err)
 	require.Error(t, Unlock(f))
 }
+
+func TestLockWaitsForTheHolder(t *testing.T) {
+	if !Supported {
+		t.Skip("no locks here")
+	}
+	p := filepath.Join(t.TempDir(), ".lock")
+	a, err := os.Create(p)
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := os.Open(p)
+	require.NoError(t, err)
+	defer b.Close()
+
+	require.NoError(t, Lock(a))
+	done := make(chan error)
+	go func() { done <- Lock(b) }()
+	select {
+	case err := <-done:
+		t.Fatalf("Lock returned (%v) while another open file held the lock", err)
+	default:
+	}
+	require.NoError(t, Unlock(a))
+	require.NoError(t, <-done)
+	ok, err := TryLock(a)
+	require.NoError(t, err)
+	require.False(t, ok, "the waiter holds the lock now")
+	require.NoError(t, Unlock(b))
+	_, err = os.Stat(p)
+	require.NoError(t, err)
+}

@@ -31,6 +31,20 @@ func tryLock(f *os.File) (bool, error) {
 	}
 }
 
+func lock(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, syscall.EINTR):
+			continue
+		default:
+			return &os.PathError{Op: "flock", Path: f.Name(), Err: err}
+		}
+	}
+}
+
 func unlock(f *os.File) error {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
 		return &os.PathError{Op: "flock", Path: f.Name(), Err: err}

@@ -41,6 +41,15 @@ func tryLock(f *os.File) (bool, error) {
 	return false, &os.PathError{Op: "LockFileEx", Path: f.Name(), Err: err}
 }
 
+func lock(f *os.File) error {
+	var ol syscall.Overlapped
+	r, _, err := procLockFileEx.Call(f.Fd(), lockfileExclusiveLock, 0, 1, 0, uintptr(unsafe.Pointer(&ol)))
+	if r == 0 {
+		return &os.PathError{Op: "LockFileEx", Path: f.Name(), Err: err}
+	}
+	return nil
+}
+
 func unlock(f *os.File) error {
 	var ol syscall.Overlapped
 	r, _, err := procUnlockFileEx.Call(f.Fd(), 0, 1, 0, uintptr(unsafe.Pointer(&ol)))

@@ -1,0 +1,577 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mdmemory/memory/internal/flock"
+)
+
+// A Dir is the [Backend] of a local directory, the one [Open] uses. Its
+// contract, in the manner of google/renameio's:
+//
+//   - Names are confined to the directory with [os.Root]: no name, and no
+//     symbolic link met on the way, reaches a file outside it. A link that
+//     would is an error wrapping [ErrInvalidPath].
+//   - Write replaces a file atomically: it writes a temporary dot-file
+//     beside it (".user.md.tmp-<random>"), fsyncs it, renames it over the
+//     file, and fsyncs the folder. A reader sees the old content or the
+//     new, never a mix, and after a crash the file is one or the other;
+//     OpenDir removes temporary files a crash left. A folder fsync that
+//     fails after the rename is reported as such: the change is in place,
+//     but may not survive a crash.
+//   - A new file is created as os.WriteFile(name, data, 0o644) would
+//     create it, 0644 less the process's umask; a file replaced keeps its
+//     mode. Folders are created as needed with 0755 less the umask.
+//   - A version is [Version] of the file's content, so that it is the same
+//     token the tools give the model. Write and Remove read the file and
+//     compare its version under the lock.
+//   - Lock is one lock for the whole directory, whatever the name: the
+//     lock file ".lock" and, where a folder can be locked (not Windows),
+//     the directory itself, so that deleting ".lock" cannot let a second
+//     writer in. Waiters in this process are served first come, first
+//     served; between processes the system queues them (flock(2),
+//     LockFileEx), so that no busy writer starves another. Write and
+//     Remove made while no Lock is held take it for their own duration;
+//     made while it is held, they count as the holder's.
+//   - List tags a file by its size, modification time and file number.
+//     A file changed within the last two seconds has no tag (""), since an
+//     edit within the file system's time granularity could keep all three:
+//     the Store reads it.
+//   - A person's editor takes no lock: an edit saved in the instant between
+//     a Write's comparison and its rename can be lost, as between any two
+//     editors. Every other edit is seen by the next read.
+//
+// Non-regular files (folders, devices, FIFOs) and names starting with "."
+// are not listed; reading one is an error. A folder that is a symbolic link
+// is not listed either: List returns an error.
+type Dir struct {
+	root   *os.Root
+	folder *os.File // the directory itself, flocked with lock where folders can be
+
+	mu   sync.Mutex // guards lock, replaced when someone deletes .lock
+	lock *os.File
+
+	turn     chan struct{} // this process's queue for the lock, first come first served
+	held     atomic.Bool   // a Lock is held in this process
+	unlocked bool          // benchmarks only: skip the file locks
+
+	closed atomic.Bool
+}
+
+var _ Backend = (*Dir)(nil)
+
+// lockName is the lock file in the root, the one file the library keeps
+// besides the memory files.
+const lockName = ".lock"
+
+// tempMark sits between a target's name and a random suffix in the name of
+// a temporary file: ".user.md.tmp-1x2y3z".
+const tempMark = ".tmp-"
+
+// newFileMode is the mode a new file is created with, before the umask.
+const newFileMode = 0o644
+
+// racyWindow is how long after a file's modification time its size and
+// time stop being trusted as a sign that it did not change: an edit within
+// the file system's timestamp granularity of the last read could keep both.
+const racyWindow = 2 * time.Second
+
+// OpenDir opens the directory dir as a Backend, creating it if needed, and,
+// under its lock, removes the temporary files a crash left behind. It waits
+// for the lock up to DefaultLockTimeout, and returns an error wrapping
+// [ErrLocked] when another process held it all that time. Close releases
+// the directory.
+func OpenDir(dir string) (*Dir, error) {
+	return openDir(dir, DefaultLockTimeout)
+}
+
+func openDir(dir string, timeout time.Duration) (*Dir, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	d := &Dir{root: root, turn: make(chan struct{}, 1)}
+	if err := d.init(timeout); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *Dir) init(timeout time.Duration) (err error) {
+	if d.lock, err = d.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE, newFileMode); err != nil {
+		return err
+	}
+	if flock.Folders {
+		if d.folder, err = d.root.Open("."); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	unlock, err := d.Lock(ctx, "")
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w (waited %v)", ErrLocked, timeout)
+	}
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return d.removeTemps(".")
+}
+
+// Close releases the directory and its lock file. It waits for no Lock
+// holder: call it when no change is under way.
+func (d *Dir) Close() error {
+	if d.closed.Swap(true) {
+		return nil
+	}
+	var errs []error
+	d.mu.Lock()
+	if d.lock != nil {
+		errs = append(errs, d.lock.Close())
+	}
+	d.mu.Unlock()
+	if d.folder != nil {
+		errs = append(errs, d.folder.Close())
+	}
+	errs = append(errs, d.root.Close())
+	return errors.Join(errs...)
+}
+
+// Lock takes the directory's lock (one for every name) and returns the
+// function that releases it. It waits as long as ctx allows, first for
+// earlier callers in this process, then for other processes.
+func (d *Dir) Lock(ctx context.Context, _ string) (unlock func(), err error) {
+	select {
+	case d.turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	release := func() {
+		d.held.Store(false)
+		d.unflock()
+		<-d.turn
+	}
+	if d.unlocked {
+		d.held.Store(true)
+		return sync.OnceFunc(release), nil
+	}
+	ok, err := d.tryFlock()
+	if err != nil {
+		<-d.turn
+		return nil, err
+	}
+	if !ok {
+		// Wait in the system's queue. The wait cannot be cancelled: when
+		// ctx ends first, the waiter lets go of the lock, and of this
+		// process's turn, as soon as it gets it.
+		got := make(chan error, 1)
+		go func() { got <- d.flockWait() }()
+		select {
+		case err = <-got:
+		case <-ctx.Done():
+			go func() {
+				if <-got == nil {
+					d.unflock()
+				}
+				<-d.turn
+			}()
+			return nil, ctx.Err()
+		}
+		if err != nil {
+			<-d.turn
+			return nil, err
+		}
+	}
+	d.held.Store(true)
+	return sync.OnceFunc(release), nil
+}
+
+// tryFlock takes the folder's lock, where there is one, then the lock
+// file's, without waiting; it holds neither when it reports false.
+func (d *Dir) tryFlock() (bool, error) {
+	for {
+		if d.folder != nil {
+			if ok, err := flock.TryLock(d.folder); !ok || err != nil {
+				return false, err
+			}
+		}
+		ok, err := flock.TryLock(d.lockFile())
+		if !ok || err != nil {
+			d.unflockFolder()
+			return false, err
+		}
+		if current, err := d.lockIsCurrent(); err != nil || current {
+			if err != nil {
+				d.unflock()
+			}
+			return current, err
+		}
+		d.unflockFolder() // the lock file was replaced: try the new one
+	}
+}
+
+// flockWait takes both locks, waiting for each.
+func (d *Dir) flockWait() error {
+	for {
+		if d.folder != nil {
+			if err := flock.Lock(d.folder); err != nil {
+				return err
+			}
+		}
+		if err := flock.Lock(d.lockFile()); err != nil {
+			d.unflockFolder()
+			return err
+		}
+		if current, err := d.lockIsCurrent(); err != nil || current {
+			if err != nil {
+				d.unflock()
+			}
+			return err
+		}
+		d.unflockFolder()
+	}
+}
+
+func (d *Dir) lockFile() *os.File {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.lock
+}
+
+func (d *Dir) unflock() {
+	if !d.unlocked {
+		flock.Unlock(d.lockFile())
+		d.unflockFolder()
+	}
+}
+
+func (d *Dir) unflockFolder() {
+	if d.folder != nil {
+		flock.Unlock(d.folder)
+	}
+}
+
+// lockIsCurrent reports whether the open lock file is still the root's
+// .lock. When someone deleted or replaced it, other Dirs lock another
+// file, so this one opens the current one instead (closing the old one
+// releases its lock) and reports false.
+func (d *Dir) lockIsCurrent() (bool, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	held, err := d.lock.Stat()
+	if err != nil {
+		return false, err
+	}
+	now, err := d.root.Stat(lockName)
+	if err == nil && os.SameFile(held, now) {
+		return true, nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	lock, err := d.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE, newFileMode)
+	if err != nil {
+		return false, err
+	}
+	d.lock.Close()
+	d.lock = lock
+	return false, nil
+}
+
+// Read returns the file at name, or its first limit bytes.
+func (d *Dir) Read(ctx context.Context, name string, limit int64) (Content, error) {
+	if err := ctx.Err(); err != nil {
+		return Content{}, err
+	}
+	// Stat first: opening a FIFO or a device could block or never end.
+	fi, err := d.root.Stat(name)
+	if err != nil {
+		return Content{}, d.pathErr(name, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return Content{}, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
+	}
+	f, err := d.root.Open(name)
+	if err != nil {
+		return Content{}, d.pathErr(name, err)
+	}
+	defer f.Close()
+	if limit >= 0 {
+		buf := make([]byte, min(fi.Size(), limit))
+		n, err := io.ReadFull(f, buf)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+			return Content{}, err
+		}
+		c := Content{Data: buf[:n], Size: fi.Size()}
+		if int64(n) == fi.Size() {
+			if extra, _ := f.Read(make([]byte, 1)); extra == 0 {
+				c.Version = Version(string(c.Data))
+			}
+		}
+		return c, nil
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return Content{}, err
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return Content{Data: b, Size: int64(len(b)), Version: Version(string(b))}, nil
+}
+
+// errOutside marks a name whose folder or file is a symbolic link that
+// os.Root refused to follow out of the directory.
+var errOutside = fmt.Errorf("a symbolic link that leads outside the memory directory: %w", ErrInvalidPath)
+
+// errLinkedFolder marks a folder to list that is a symbolic link: Dir lists
+// no files through one.
+var errLinkedFolder = errors.New("the folder is a symbolic link")
+
+// pathErr returns err, or errOutside in its place when the access failed
+// because of a link out of the root: os.Root does not export its "path
+// escapes" error, so Dir looks at the links themselves.
+func (d *Dir) pathErr(name string, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) && (d.isLink(path.Dir(name)) || d.isLink(name)) {
+		return &fs.PathError{Op: "open", Path: name, Err: errOutside}
+	}
+	return err
+}
+
+func (d *Dir) isLink(name string) bool {
+	fi, err := d.root.Lstat(name)
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
+}
+
+// Write replaces the file at name with data if it is at version match.
+func (d *Dir) Write(ctx context.Context, name string, data []byte, match string) (string, error) {
+	release, err := d.change(ctx, name, match)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	if err := d.replace(name, data); err != nil {
+		return "", err
+	}
+	return Version(string(data)), nil
+}
+
+// Remove deletes the file at name if it is at version match.
+func (d *Dir) Remove(ctx context.Context, name, match string) error {
+	if match == "" {
+		return fmt.Errorf("remove %s: %w: no version given", name, ErrChanged)
+	}
+	release, err := d.change(ctx, name, match)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := d.root.Remove(name); err != nil {
+		return err
+	}
+	return d.syncDir(path.Dir(name), name)
+}
+
+// change starts a Write or Remove: it takes the lock unless a holder in
+// this process has it, and checks that the file is at version match.
+func (d *Dir) change(ctx context.Context, name, match string) (release func(), err error) {
+	release = func() {}
+	if !d.held.Load() {
+		if release, err = d.Lock(ctx, name); err != nil {
+			return nil, err
+		}
+	}
+	c, err := d.Read(ctx, name, -1)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if match != "" {
+			err = fmt.Errorf("%s: %w: it no longer exists", name, ErrChanged)
+		} else {
+			err = nil
+		}
+	case err != nil:
+	case c.Version != match:
+		err = fmt.Errorf("%s: %w", name, ErrChanged)
+	}
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
+}
+
+// replace writes data to name atomically, creating its folder if needed.
+func (d *Dir) replace(name string, data []byte) (err error) {
+	dir, base := path.Split(name)
+	dir = path.Clean(dir)
+	perm, keep := fs.FileMode(newFileMode), false
+	if fi, err := d.root.Stat(name); err == nil {
+		perm, keep = fi.Mode().Perm(), true
+	}
+	f, tmp, err := d.createTemp(dir, base, perm)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = d.root.MkdirAll(dir, 0o755); err == nil {
+			f, tmp, err = d.createTemp(dir, base, perm)
+		}
+	}
+	if err != nil {
+		return d.pathErr(name, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			d.root.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if keep {
+		// The umask applied at creation; the file replaced had its mode.
+		if err = f.Chmod(perm); err != nil && runtime.GOOS != "windows" {
+			return err
+		}
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = d.root.Rename(tmp, name); err != nil {
+		return err
+	}
+	return d.syncDir(dir, name)
+}
+
+func (d *Dir) createTemp(dir, base string, perm fs.FileMode) (f *os.File, tmp string, err error) {
+	for range 100 {
+		tmp = path.Join(dir, "."+base+tempMark+strconv.FormatUint(rand.Uint64(), 36))
+		f, err = d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	return f, tmp, err
+}
+
+// ErrNotDurable is returned, wrapped, by a [Dir]'s Write and Remove when
+// the change is made but the fsync of its folder failed: the file is
+// replaced (or gone), and readers see it so, but the change may not survive
+// a crash of the machine.
+var ErrNotDurable = errors.New("made, but the folder's fsync failed: the change may not survive a crash")
+
+// syncDir makes a rename or removal in dir durable. Windows cannot fsync a
+// directory; there the rename is durable when the file system says so.
+func (d *Dir) syncDir(dir, name string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	f, err := d.root.Open(dir)
+	if err == nil {
+		err = f.Sync()
+		f.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w (%v)", name, ErrNotDurable, err)
+	}
+	return nil
+}
+
+// List returns the regular files directly in dir, without dot-files.
+func (d *Dir) List(ctx context.Context, dir string) ([]Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if d.isLink(dir) {
+		// A link out of the root is refused by os.Root; one inside it could
+		// make one folder another (an archive that is the episodes).
+		return nil, &fs.PathError{Op: "list", Path: dir, Err: errLinkedFolder}
+	}
+	f, err := d.root.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // no such folder: no files
+	}
+	if err != nil {
+		return nil, d.pathErr(dir, err)
+	}
+	des, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	entries := make([]Entry, 0, len(des))
+	for _, de := range des {
+		if strings.HasPrefix(de.Name(), ".") {
+			continue
+		}
+		name := dir + "/" + de.Name()
+		var fi fs.FileInfo
+		if de.Type()&fs.ModeSymlink != 0 {
+			fi, err = d.root.Stat(name) // a link inside the root is followed
+		} else {
+			fi, err = de.Info()
+		}
+		if err != nil || !fi.Mode().IsRegular() {
+			continue // gone since, a link out of the root, or no file
+		}
+		e := Entry{Name: name, Size: fi.Size()}
+		if mt := fi.ModTime(); mt.Before(now.Add(-racyWindow)) {
+			e.Tag = strconv.FormatInt(fi.Size(), 36) + "-" + strconv.FormatInt(mt.UnixNano(), 36) + "-" + fileID(fi)
+		}
+		entries = append(entries, e)
+	}
+	slices.SortFunc(entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
+	return entries, nil
+}
+
+// removeTemps deletes the temporary files a crash left in dir and the
+// folders under it, without following links.
+func (d *Dir) removeTemps(dir string) error {
+	f, err := d.root.Open(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || d.isLink(dir) {
+			return nil
+		}
+		return err
+	}
+	des, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return nil // a file where a folder should be: nothing to clean
+	}
+	for _, de := range des {
+		name := path.Join(dir, de.Name())
+		switch {
+		case de.IsDir():
+			if err := d.removeTemps(name); err != nil {
+				return err
+			}
+		case de.Type().IsRegular() && strings.HasPrefix(de.Name(), ".") && strings.Contains(de.Name(), tempMark):
+			if err := d.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +45,10 @@ func TestMain(m *testing.M) {
 
 func worker(role, dir, id string, nStr string) error {
 	n, _ := strconv.Atoi(nStr)
+	if role == "fair" {
+		// Waits for the lock beside many others: the default LockTimeout.
+		return fairWorker(dir, id, n)
+	}
 	s, err := memory.Open(dir, &memory.Options{Now: feb26})
 	if err != nil {
 		return err
@@ -61,6 +66,20 @@ func worker(role, dir, id string, nStr string) error {
 			p := memory.Patch{OldText: fmt.Sprintf("- worker %s: %d\n", id, i), NewText: fmt.Sprintf("- worker %s: %d\n", id, i+1)}
 			if _, err := s.Patch(ctx, "facts/memory.md", []memory.Patch{p}); err != nil {
 				return err
+			}
+		}
+	case "loop":
+		// Appends to one month as fast as it can until the file named by
+		// MDMEMORY_N exists, saying "started" after its first append.
+		for i := 0; ; i++ {
+			if err := s.Append(ctx, "episodes/2026-02.md", fmt.Sprintf("## loop %s entry %d\n- Date: 2026-02-01", id, i), ""); err != nil {
+				return err
+			}
+			if i == 0 {
+				fmt.Println("started")
+			}
+			if _, err := os.Stat(nStr); err == nil {
+				return nil
 			}
 		}
 	case "compact":
@@ -511,4 +530,98 @@ func TestGoroutines(t *testing.T) {
 		require.Contains(t, facts, fmt.Sprintf("- counter %d: %d\n", w, each))
 		require.Contains(t, readFile(t, dir, fmt.Sprintf("episodes/2025-%02d.md", w+1)), fmt.Sprintf("## own file %d", each-1))
 	}
+}
+
+// TestLockNoStarvation runs a process that appends in a loop beside a Store
+// making occasional appends: waiters are queued (flock(2) without polling),
+// so each occasional append gets its turn, well within its LockTimeout.
+func TestLockNoStarvation(t *testing.T) {
+	s, dir := open(t, &memory.Options{LockTimeout: 5 * time.Second})
+	stop := filepath.Join(t.TempDir(), "stop")
+	loop := startWorker(t, "loop", dir, 0, 0)
+	loop.Env = append(loop.Env, "MDMEMORY_N="+stop) // the last MDMEMORY_N wins
+	out, err := loop.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, loop.Start())
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "started\n", line)
+
+	ctx := context.Background()
+	most := 0
+	for i := range 6 {
+		before := strings.Count(readFile(t, dir, "episodes/2026-02.md"), "## loop")
+		require.NoError(t, s.Append(ctx, "episodes/2026-02.md", fmt.Sprintf("## occasional %d\n- Date: 2026-02-01", i), ""))
+		most = max(most, strings.Count(readFile(t, dir, "episodes/2026-02.md"), "## loop")-before)
+	}
+	require.NoError(t, os.WriteFile(stop, nil, 0o644))
+	require.NoError(t, loop.Wait())
+	var text string
+	for _, p := range monthFiles(t, dir, "2026-02") {
+		text += readFile(t, dir, p)
+	}
+	for i := range 6 {
+		require.Equal(t, 1, strings.Count(text, fmt.Sprintf("## occasional %d\n", i)))
+	}
+	t.Logf("the looping process made at most %d appends while one occasional append waited", most)
+}
+
+// TestLockManyProcesses has 32 processes (64 with -long) append 25 entries
+// each to one month at once, each waiting for the lock with the default
+// LockTimeout: none may time out, and every entry is there once.
+func TestLockManyProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many processes")
+	}
+	procs, each := 32, 25
+	if *long {
+		procs = 64
+	}
+	_, dir := open(t, nil)
+	cmds := make([]*exec.Cmd, procs)
+	for w := range procs {
+		cmds[w] = startWorker(t, "fair", dir, w, each)
+		require.NoError(t, cmds[w].Start())
+	}
+	for _, c := range cmds {
+		require.NoError(t, c.Wait())
+	}
+	count := map[string]int{}
+	for _, p := range monthFiles(t, dir, "2026-02") {
+		for _, e := range markdown.Parse([]byte(readFile(t, dir, p))).Entries {
+			count[e.Title]++
+		}
+	}
+	require.Len(t, count, procs*each)
+	for title, n := range count {
+		require.Equal(t, 1, n, title)
+	}
+}
+
+// fairWorker appends n entries to one month.
+func fairWorker(dir, id string, n int) error {
+	s, err := memory.Open(dir, &memory.Options{Now: feb26})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	for i := range n {
+		if err := s.Append(context.Background(), "episodes/2026-02.md", fmt.Sprintf("## process %s entry %d\n- Date: 2026-02-01\n- Summary: %s", id, i, strings.Repeat("x", 200)), ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// monthFiles returns a month's files, parts first, as paths under the root.
+func monthFiles(t *testing.T, dir, month string) []string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "episodes", month+".*md"))
+	require.NoError(t, err)
+	var paths []string
+	for _, n := range names {
+		paths = append(paths, "episodes/"+filepath.Base(n))
+	}
+	slices.Sort(paths)
+	return paths
 }

@@ -45,9 +45,12 @@ type Backend interface {
 	// not exist is not at any version: Remove returns ErrChanged.
 	Remove(ctx context.Context, name, match string) error
 
-	// List returns the files directly in the folder dir ("facts",
-	// "episodes"), sorted by name, with their sizes and tags. A folder
-	// that does not exist holds no files.
+	// List returns the files in the folder dir ("facts", "episodes") and
+	// in the folders under it, or every file when dir is "", sorted by
+	// name, with their sizes and tags: one request where the backend can
+	// (a search lists everything once). A folder that does not exist holds
+	// no files. Names with a part starting with "." (the backend's own
+	// files, such as a lock) are left out.
 	List(ctx context.Context, dir string) ([]Entry, error)
 
 	// Lock serialises changes. name is a file, for a change to that file
@@ -77,7 +80,7 @@ type Content struct {
 
 // Entry is a file as [Backend.List] lists it.
 type Entry struct {
-	// Name is the file's path: dir + "/" + its name.
+	// Name is the file's path from the root: "episodes/2026-11.md".
 	Name string
 	// Size is the file's size in bytes.
 	Size int64

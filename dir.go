@@ -55,9 +55,9 @@ import (
 //     a Write's comparison and its rename can be lost, as between any two
 //     editors. Every other edit is seen by the next read.
 //
-// Non-regular files (folders, devices, FIFOs) and names starting with "."
-// are not listed; reading one is an error. A folder that is a symbolic link
-// is not listed either: List returns an error.
+// Non-regular files (devices, FIFOs), names starting with "." and folders
+// that are symbolic links are not listed; reading a non-regular file is an
+// error.
 type Dir struct {
 	root   *os.Root
 	folder *os.File // the directory itself, flocked with lock where folders can be
@@ -497,52 +497,73 @@ func (d *Dir) syncDir(dir, name string) error {
 	return nil
 }
 
-// List returns the regular files directly in dir, without dot-files.
+// List returns the regular files in dir and the folders under it (the
+// whole directory when dir is ""), without dot-files and dot-folders. A
+// folder that cannot be read under dir is an error; one that is a link is
+// skipped, and dir itself being a link is an error.
 func (d *Dir) List(ctx context.Context, dir string) ([]Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if d.isLink(dir) {
+	dir = strings.TrimSuffix(dir, "/")
+	if dir != "" && d.isLink(dir) {
 		// A link out of the root is refused by os.Root; one inside it could
 		// make one folder another (an archive that is the episodes).
 		return nil, &fs.PathError{Op: "list", Path: dir, Err: errLinkedFolder}
 	}
-	f, err := d.root.Open(dir)
+	var entries []Entry
+	err := d.list(dir, time.Now(), &entries)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // no such folder: no files
 	}
 	if err != nil {
-		return nil, d.pathErr(dir, err)
+		return nil, err
+	}
+	slices.SortFunc(entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
+	return entries, nil
+}
+
+func (d *Dir) list(dir string, now time.Time, entries *[]Entry) error {
+	open := dir
+	if open == "" {
+		open = "."
+	}
+	f, err := d.root.Open(open)
+	if err != nil {
+		return d.pathErr(open, err)
 	}
 	des, err := f.ReadDir(-1)
 	f.Close()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	now := time.Now()
-	entries := make([]Entry, 0, len(des))
 	for _, de := range des {
 		if strings.HasPrefix(de.Name(), ".") {
 			continue
 		}
-		name := dir + "/" + de.Name()
+		name := path.Join(dir, de.Name())
+		if de.IsDir() {
+			if err := d.list(name, now, entries); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			continue
+		}
 		var fi fs.FileInfo
 		if de.Type()&fs.ModeSymlink != 0 {
-			fi, err = d.root.Stat(name) // a link inside the root is followed
+			fi, err = d.root.Stat(name) // a link to a file inside the root is followed
 		} else {
 			fi, err = de.Info()
 		}
 		if err != nil || !fi.Mode().IsRegular() {
-			continue // gone since, a link out of the root, or no file
+			continue // gone since, a link out of the root or to a folder, or no file
 		}
 		e := Entry{Name: name, Size: fi.Size()}
 		if mt := fi.ModTime(); mt.Before(now.Add(-racyWindow)) {
 			e.Tag = strconv.FormatInt(fi.Size(), 36) + "-" + strconv.FormatInt(mt.UnixNano(), 36) + "-" + fileID(fi)
 		}
-		entries = append(entries, e)
+		*entries = append(*entries, e)
 	}
-	slices.SortFunc(entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
-	return entries, nil
+	return nil
 }
 
 // removeTemps deletes the temporary files a crash left in dir and the

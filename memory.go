@@ -394,31 +394,43 @@ func unreadable(p string, err error) string {
 	}
 }
 
-// files lists the memory files there are, with their sizes and tags: the
-// configured fact files that exist, in order, then every file of the
-// months, then the originals in the archive. When facts/ or episodes/
-// cannot be listed, files returns what it could list and why not.
+// files lists the memory files there are, with their sizes and tags, in
+// one listing of the backend: the configured fact files that exist, then
+// every file of the months and the originals in the archive. When the
+// whole cannot be listed (a folder a person made unreadable), each folder
+// is listed on its own, and files returns what it could list and why not.
 func (s *Store) files(ctx context.Context) ([]Entry, error) {
-	var out []Entry
-	facts, factsErr := s.b.List(ctx, factsDir)
-	for _, f := range s.opts.FactFiles {
-		if i := slices.IndexFunc(facts, func(e Entry) bool { return e.Name == factPath(f.Name) }); i >= 0 {
-			out = append(out, facts[i])
-		}
-	}
-	var err error
-	for _, dir := range []string{episodesDir, episodesDir + "/" + archiveDir} {
-		entries, lerr := s.b.List(ctx, dir)
-		if lerr != nil && dir == episodesDir {
-			err = lerr
-		}
-		for _, e := range entries {
-			if _, _, ok := episodeName(path.Base(e.Name)); ok {
-				out = append(out, e)
+	all, err := s.b.List(ctx, "")
+	if err != nil && !stops(err) {
+		all = nil
+		for _, dir := range []string{factsDir, episodesDir} {
+			entries, lerr := s.b.List(ctx, dir)
+			all = append(all, entries...)
+			if stops(lerr) {
+				return nil, lerr
 			}
 		}
+	} else if err != nil {
+		return nil, err
 	}
-	return out, errors.Join(factsErr, err)
+	out := make([]Entry, 0, len(all))
+	for _, e := range all {
+		dir, base := path.Split(e.Name)
+		switch dir {
+		case factsDir + "/":
+			if !slices.ContainsFunc(s.opts.FactFiles, func(f FactFile) bool { return f.Name == base }) {
+				continue
+			}
+		case episodesDir + "/", episodesDir + "/" + archiveDir + "/":
+			if _, _, ok := episodeName(base); !ok {
+				continue
+			}
+		default:
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, err
 }
 
 // head reads the start of a file for its summary. ok is false when the file

@@ -121,6 +121,9 @@ func (s *Store) monthsIn(ctx context.Context, dir string) ([]monthFiles, error) 
 	}
 	byMonth := map[string]*monthFiles{}
 	for _, e := range entries {
+		if path.Dir(e.Name) != dir {
+			continue // in a folder under dir: the archive under episodes/
+		}
 		m, part, ok := episodeName(path.Base(e.Name))
 		if !ok {
 			continue

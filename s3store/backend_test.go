@@ -377,9 +377,20 @@ func TestList(t *testing.T) {
 	}
 	check("facts", []string{"facts/a.md", "facts/memory.md", "facts/user.md"})
 	check("facts/", []string{"facts/a.md", "facts/memory.md", "facts/user.md"})
-	check("episodes", []string{"episodes/2026-02.001.md", "episodes/2026-02.md", "episodes/2026-11.md"})
+	check("episodes", []string{"episodes/2026-02.001.md", "episodes/2026-02.md", "episodes/2026-11.md", "episodes/archive/2025-01.md"})
 	check("episodes/archive", []string{"episodes/archive/2025-01.md"})
 	check("nothing", nil)
+	all, err := b.List(ctx, "") // everything, in one listing: what a search asks for
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, en := range all {
+		names = append(names, en.Name)
+	}
+	if want := []string{"episodes/2026-02.001.md", "episodes/2026-02.md", "episodes/2026-11.md", "episodes/archive/2025-01.md", "facts/a.md", "facts/memory.md", "facts/user.md", "factsheet.md"}; !slices.Equal(names, want) {
+		t.Errorf("List(\"\"): %q, want %q", names, want)
+	}
 
 	// A person's `aws s3 cp` changes a file's tag, and the size.
 	rawPut(e, "facts/user.md", "# User\n\nlikes tea\n")

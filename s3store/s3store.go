@@ -434,11 +434,12 @@ func sameETag(a, b string) bool {
 	return a != "" && a == strings.Trim(b, `"`)
 }
 
-// List returns the objects directly under the folder dir, with one
-// ListObjectsV2 (delimited by "/") per 1,000 keys, sorted by name, each
-// tagged with its ETag. Sub-folders, folder markers (keys ending in "/")
-// and names starting with "." are left out. A folder with no objects is
-// empty, not an error.
+// List returns the objects under the folder dir, its sub-folders
+// included, or under the whole prefix when dir is "", with one
+// ListObjectsV2 per 1,000 keys, sorted by name, each tagged with its ETag.
+// Folder markers (keys ending in "/") and names with a part starting with
+// "." (the leases) are left out. A folder with no objects is empty, not an
+// error.
 func (b *Backend) List(ctx context.Context, dir string) ([]memory.Entry, error) {
 	dir = strings.TrimSuffix(dir, "/")
 	lp := b.prefix
@@ -452,7 +453,7 @@ func (b *Backend) List(ctx context.Context, dir string) ([]memory.Entry, error) 
 		return nil, opErr(ctx, "list", lp, err)
 	}
 	var entries []memory.Entry
-	p := s3.NewListObjectsV2Paginator(b.client, &s3.ListObjectsV2Input{Bucket: &b.bucket, Prefix: &lp, Delimiter: aws.String("/")})
+	p := s3.NewListObjectsV2Paginator(b.client, &s3.ListObjectsV2Input{Bucket: &b.bucket, Prefix: &lp})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
@@ -460,8 +461,8 @@ func (b *Backend) List(ctx context.Context, dir string) ([]memory.Entry, error) 
 		}
 		for _, o := range page.Contents {
 			base, ok := strings.CutPrefix(aws.ToString(o.Key), lp)
-			if !ok || base == "" || strings.Contains(base, "/") || strings.HasPrefix(base, ".") {
-				continue
+			if !ok || base == "" || strings.HasSuffix(base, "/") || strings.HasPrefix(base, ".") || strings.Contains(base, "/.") {
+				continue // a folder marker, or a dot file such as a lease
 			}
 			name := base
 			if dir != "" {

@@ -262,7 +262,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	s.search.release()
+	s.ReleaseIndex()
 	if s.owned != nil {
 		return s.owned.Close()
 	}

@@ -175,7 +175,7 @@ func (s *Store) ReleaseIndex() {
 	x.release()
 }
 
-// release drops the index. The caller holds x.mu, or the store is closing.
+// release drops the index. The caller holds x.mu.
 func (x *index) release() {
 	x.idx, x.files = nil, nil
 	if x.idle != nil {

@@ -160,6 +160,9 @@ func (d *Dir) Close() error {
 // function that releases it. It waits as long as ctx allows, first for
 // earlier callers in this process, then for other processes.
 func (d *Dir) Lock(ctx context.Context, _ string) (unlock func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	select {
 	case d.turn <- struct{}{}:
 	case <-ctx.Done():

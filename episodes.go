@@ -80,14 +80,17 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 	}
 
 	data, err = s.update(ctx, op, t, check, func(old []byte) ([]byte, error) {
-		if !t.isFact() && len(old) > 0 && len(old)+len(body) > partMax {
+		full := len(old)+len(body) > partMax
+		if !t.isFact() && len(old) > 0 && (full || sealed != "") {
 			// The month's file is full: it becomes a part, kept as it is,
-			// and the entry starts the month's file anew.
+			// and the entry starts the month's file anew. Or this append
+			// sealed it in an earlier round, and lost the race to rewrite
+			// it: the part's entries are dropped from it now.
 			if err := ctx.Err(); err != nil {
 				return nil, hostErr(op, t.path, err)
 			}
 			var err error
-			if sealed, old, err = s.seal(ctx, op, t, old); err != nil {
+			if sealed, old, err = s.seal(ctx, op, t, old, full); err != nil {
 				return nil, err
 			}
 		}
@@ -100,11 +103,14 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 // next part, and returns the part's path and what remains of old for the
 // month's file: nothing. The caller then replaces the month's file, only if
 // it is still as read, so that the two steps leave every entry in one file
-// or the other; when the second did not happen (a crash, or on a backend
-// without locks another writer's append in between), the month's file
-// starts with the entries of its newest part, and seal, called again,
-// returns the entries after those instead of sealing them twice.
-func (s *Store) seal(ctx context.Context, op string, t target, old []byte) (part string, rest []byte, err error) {
+// or the other. When the second did not happen (another writer's append in
+// between, on a backend without locks, or a crash), the month's file starts
+// with the entries of its newest part, and seal, called again, returns the
+// entries after those instead of sealing them twice: at once in the first
+// case (the append goes round again), at the month's next seal after a
+// crash, which until then shows those entries twice. When the month is not
+// full and was sealed already, seal returns old as it is.
+func (s *Store) seal(ctx context.Context, op string, t target, old []byte, full bool) (part string, rest []byte, err error) {
 	months, err := s.monthsIn(ctx, episodesDir)
 	if err != nil {
 		return "", nil, hostErr(op, t.path, err)
@@ -124,6 +130,9 @@ func (s *Store) seal(ctx context.Context, op string, t target, old []byte) (part
 		if k, at := sealedPrefix(c.Data, old); k > 0 {
 			return part, old[at:], nil
 		}
+	}
+	if !full {
+		return "", old, nil
 	}
 	if last >= maxParts {
 		return "", nil, modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("%s has %d full parts, as many as a month may have", t.month, maxParts),

@@ -1,0 +1,158 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mdmemory/memory"
+	"github.com/mdmemory/memory/internal/markdown"
+)
+
+// TestDirContract checks the directory backend's compare-and-replace and
+// its reads, the contract the Store's loop relies on.
+func TestDirContract(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	d, err := memory.OpenDir(dir)
+	require.NoError(t, err)
+	defer d.Close()
+
+	v1, err := d.Write(ctx, "facts/user.md", []byte("one\n"), "")
+	require.NoError(t, err, "a file that does not exist is created with no version")
+	require.Equal(t, memory.Version("one\n"), v1)
+	_, err = d.Write(ctx, "facts/user.md", []byte("two\n"), "")
+	require.ErrorIs(t, err, memory.ErrChanged, "create-only refuses a file that exists")
+	_, err = d.Write(ctx, "facts/user.md", []byte("two\n"), "stale")
+	require.ErrorIs(t, err, memory.ErrChanged)
+	v2, err := d.Write(ctx, "facts/user.md", []byte("two\n"), v1)
+	require.NoError(t, err)
+
+	c, err := d.Read(ctx, "facts/user.md", -1)
+	require.NoError(t, err)
+	require.Equal(t, memory.Content{Data: []byte("two\n"), Size: 4, Version: v2}, c)
+	c, err = d.Read(ctx, "facts/user.md", 2)
+	require.NoError(t, err)
+	require.Equal(t, memory.Content{Data: []byte("tw"), Size: 4}, c, "a start has no version")
+	c, err = d.Read(ctx, "facts/user.md", 10)
+	require.NoError(t, err)
+	require.Equal(t, v2, c.Version, "a limit past the end reads the whole file")
+	_, err = d.Read(ctx, "facts/none.md", -1)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+
+	// A folder made as needed, as S3 has none to make.
+	_, err = d.Write(ctx, "episodes/archive/2025-01.md", []byte("x\n"), "")
+	require.NoError(t, err)
+	entries, err := d.List(ctx, "episodes")
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	require.Equal(t, "episodes/archive/2025-01.md", entries[0].Name)
+	require.Empty(t, entries[0].Tag, "a file changed in the last two seconds has no tag")
+
+	require.ErrorIs(t, d.Remove(ctx, "facts/user.md", ""), memory.ErrChanged, "a removal needs a version")
+	require.ErrorIs(t, d.Remove(ctx, "facts/user.md", v1), memory.ErrChanged)
+	require.ErrorIs(t, d.Remove(ctx, "facts/none.md", v1), memory.ErrChanged)
+	require.NoError(t, d.Remove(ctx, "facts/user.md", v2))
+	require.NoFileExists(t, filepath.Join(dir, "facts", "user.md"))
+	_, err = d.Write(ctx, "facts/user.md", []byte("three\n"), v2)
+	require.ErrorIs(t, err, memory.ErrChanged, "a file removed since is not at any version")
+
+	// What a person's editor makes is compared too.
+	writeFile(t, dir, "facts/memory.md", "by hand\n")
+	_, err = d.Write(ctx, "facts/memory.md", []byte("mine\n"), memory.Version("before\n"))
+	require.ErrorIs(t, err, memory.ErrChanged)
+	require.Equal(t, "by hand\n", readFile(t, dir, "facts/memory.md"))
+
+	// A done context, a device, a closed backend.
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = d.Read(done, "facts/memory.md", -1)
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = d.List(done, "")
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = d.Lock(done, "facts/")
+	require.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "facts", "folder.md"), 0o755))
+	_, err = d.Read(ctx, "facts/folder.md", -1)
+	require.ErrorContains(t, err, "not a regular file")
+	require.NoError(t, d.Close())
+	require.NoError(t, d.Close(), "a second Close does nothing")
+}
+
+// TestDirRemovesTemps checks that OpenDir removes the temporary files a
+// crash left, in every folder, and nothing else.
+func TestDirRemovesTemps(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "facts/.user.md.tmp-abc", "half")
+	writeFile(t, dir, "episodes/archive/.2025-01.md.tmp-xyz", "half")
+	writeFile(t, dir, "facts/user.md", "kept\n")
+	writeFile(t, dir, "notes/.hidden", "kept\n")
+	d, err := memory.OpenDir(dir)
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoFileExists(t, filepath.Join(dir, "facts", ".user.md.tmp-abc"))
+	require.NoFileExists(t, filepath.Join(dir, "episodes", "archive", ".2025-01.md.tmp-xyz"))
+	require.FileExists(t, filepath.Join(dir, "facts", "user.md"))
+	require.FileExists(t, filepath.Join(dir, "notes", ".hidden"))
+}
+
+// TestOpenBackendOptions checks OpenBackend's refusals.
+func TestOpenBackendOptions(t *testing.T) {
+	_, err := memory.OpenBackend(nil, nil)
+	require.ErrorContains(t, err, "Backend is nil")
+	d, err := memory.OpenDir(t.TempDir())
+	require.NoError(t, err)
+	defer d.Close()
+	_, err = memory.OpenBackend(d, &memory.Options{IndexIdle: -1})
+	require.ErrorContains(t, err, "may not be negative")
+	s, err := memory.OpenBackend(d, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	_, err = d.List(context.Background(), "")
+	require.NoError(t, err, "the store does not close a backend it was given")
+}
+
+// TestSealResumed checks a month whose sealing a crash cut short: its
+// newest part holds the month's entries, and the month's file was not yet
+// rewritten. The month's next seal drops them from the month's file, so
+// that each entry is kept once.
+func TestSealResumed(t *testing.T) {
+	ctx := context.Background()
+	s, dir := open(t, nil)
+	big := strings.Repeat("- detail of a long entry\n", 20)
+	i := 0
+	for ; len(readFileOr(dir, "episodes/2026-02.md")) < 15000; i++ {
+		require.NoError(t, s.Append(ctx, "episodes/2026-02.md", fmt.Sprintf("## entry %d\n- Date: 2026-02-01\n%s", i, big), ""))
+	}
+	writeFile(t, dir, "episodes/2026-02.001.md", readFile(t, dir, "episodes/2026-02.md")) // as the crash left it
+	for ; len(monthFiles(t, dir, "2026-02")) < 3; i++ {
+		require.NoError(t, s.Append(ctx, "episodes/2026-02.md", fmt.Sprintf("## entry %d\n- Date: 2026-02-01\n%s", i, big), ""))
+	}
+	count := map[string]int{}
+	for _, p := range monthFiles(t, dir, "2026-02") {
+		d := markdown.Parse([]byte(readFile(t, dir, p)))
+		require.True(t, d.Title.OK && d.Summary.OK, p)
+		for _, e := range d.Entries {
+			count[e.Title]++
+		}
+	}
+	require.Len(t, count, i)
+	for title, n := range count {
+		require.Equal(t, 1, n, title)
+	}
+}
+
+func readFileOr(dir, rel string) string {
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	return string(b)
+}

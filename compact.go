@@ -75,10 +75,11 @@ type SkippedMonth struct {
 //
 // Nothing is lost. Compact first writes the month's files as they were
 // under episodes/archive/ (a copy, so with no lock held); then, under the
-// directory's lock, it checks that the month and the archive are as it read
-// and wrote them, replaces the month's file with the condensed one, which
+// backend's lock of episodes/, it checks that the month and the archive are
+// as it read and wrote them, replaces the month's file with the condensed
+// one only if it is still as read (on S3 an append takes no lock), which
 // says it was compacted and where the originals are, and removes the
-// month's parts. A crash leaves the month as it was, or compacted with its
+// month's parts that are still as read. A crash leaves the month as it was, or compacted with its
 // archive; the next Compact finishes what a crash cut short. A month that
 // changed while the model ran (a person's edit, an append) is left as it
 // is, its archive taken back, and reported in Skipped, as is a month

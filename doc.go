@@ -1,8 +1,9 @@
 // Package memory gives an LLM agent long-term memory kept as plain markdown
 // files that a person can read, fix and commit to git.
 //
-// A [Store] is a directory (conventionally data/memory/) holding two kinds of
-// memory:
+// A [Store] is a directory (conventionally data/memory/), or a key prefix in
+// S3-compatible object storage (any [Backend], with [OpenBackend]), holding
+// two kinds of memory:
 //
 //   - facts: a closed set of files under facts/ (by default user.md, about
 //     the person, and memory.md, about experience), loaded whole into

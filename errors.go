@@ -45,8 +45,9 @@ var (
 	ErrConflict = errors.New("changed since read")
 
 	// ErrLocked is returned, as a host error, when another Store (in this
-	// process or another) held the memory directory's lock file for longer
-	// than Options.LockTimeout.
+	// process or another) held the lock a change needs (the directory's
+	// lock, or on S3 the lease of facts/ or episodes/) for longer than
+	// Options.LockTimeout.
 	ErrLocked = errors.New("memory directory is locked by another store")
 )
 

@@ -135,8 +135,9 @@ type Store struct {
 
 	search index // the keyword index, brought up to date before each search
 
-	tools    []Tool   // the tool definitions, made once; a Session binds them
-	sessions sessions // the conversations named by the host
+	toolsOnce sync.Once
+	tools     []Tool   // the tool definitions, made on first use (toolSet); a Session binds them
+	sessions  sessions // the conversations named by the host
 
 	life   sync.RWMutex // held for reading by each operation, for writing by Close
 	closed bool
@@ -194,9 +195,7 @@ func fillOptions(opts *Options) (Options, error) {
 }
 
 func newStore(b Backend, o Options) *Store {
-	s := &Store{b: b, opts: o, turn: make(chan struct{}, 1)}
-	s.tools = s.makeTools()
-	return s
+	return &Store{b: b, opts: o, turn: make(chan struct{}, 1)}
 }
 
 // fill checks the options and applies the defaults.
@@ -552,7 +551,7 @@ func (s *Store) WriteIf(ctx context.Context, path, content, want string) error {
 }
 
 // guard vets the current content of a file before a change, under the
-// directory's lock. It returns a model error to refuse the change.
+// backend's lock. It returns a model error to refuse the change.
 type guard func(op string, t target, old []byte) error
 
 func (s *Store) write(ctx context.Context, p, content string, check guard) ([]byte, error) {
@@ -744,10 +743,9 @@ func (s *Store) update(ctx context.Context, op string, t target, check guard, ed
 					return err
 				}
 			}
-			if data, err = edit(old); err != nil {
-				return err
+			if data, err = edit(old); err == nil {
+				err = s.commit(ctx, op, t, old, ver, data)
 			}
-			err = s.commit(ctx, op, t, old, ver, data)
 			if !errors.Is(err, ErrChanged) {
 				return err
 			}

@@ -152,12 +152,12 @@ func (c *Session) End() {
 // memory_append. Their names, descriptions and schemas are the same for
 // every session of the store and stay true however long a registry keeps
 // them; only their calls are bound to this conversation.
-func (c *Session) Tools() []Tool { return c.bind(c.s.tools) }
+func (c *Session) Tools() []Tool { return c.bind(c.s.toolSet()) }
 
 // ReflectionTools returns the tools the post-task reflector uses:
 // memory_read, memory_write, memory_patch and memory_append, bound to this
 // conversation.
-func (c *Session) ReflectionTools() []Tool { return c.bind(c.s.tools[2:]) }
+func (c *Session) ReflectionTools() []Tool { return c.bind(c.s.toolSet()[2:]) }
 
 // IndexMessage is [Store.IndexMessage]: the first user message of the
 // conversation's task, listing what is remembered.

@@ -135,8 +135,17 @@ var toolDefs = []*toolDef{
 	define("memory_append", describeAppend, runAppend),
 }
 
+// toolSet returns the store's tool definitions, made on the first call:
+// a store that no conversation has asked for tools of, such as one of the
+// many idle stores of a server, does not hold their descriptions and
+// schemas (about 5 KB).
+func (s *Store) toolSet() []Tool {
+	s.toolsOnce.Do(func() { s.tools = s.makeTools() })
+	return s.tools
+}
+
 // makeTools renders the tool definitions for s: descriptions and schemas
-// name its fact files and budget. The store makes them once, at Open.
+// name its fact files and budget.
 func (s *Store) makeTools() []Tool {
 	tools := make([]Tool, len(toolDefs))
 	for i, d := range toolDefs {

@@ -74,7 +74,7 @@ type SkippedMonth struct {
 // "- Lesson:" lines.
 //
 // Nothing is lost. Compact first writes the month's files as they were
-// under episodes/archive/ (a copy, so with no lock held); then, under the
+// under episodes/archive/ (a copy, under the lock one file at a time); then, under the
 // backend's lock of episodes/, it checks that the month and the archive are
 // as it read and wrote them, replaces the month's file with the condensed
 // one only if it is still as read (on S3 an append takes no lock), which
@@ -143,7 +143,7 @@ func (s *Store) compactMonth(ctx context.Context, llm LLM, o CompactOptions, mon
 		// Compacted before. A crash may have left parts it had archived
 		// and replaced: remove them.
 		if stale := snap.archivedParts(); len(stale) > 0 {
-			err := s.change(ctx, op, monthPath(month), func() error {
+			err := s.change(ctx, op, monthPath(month), func(ctx context.Context) error {
 				if err := s.unchanged(ctx, op, snap); err != nil {
 					return err
 				}
@@ -202,7 +202,7 @@ func (s *Store) compactMonth(ctx context.Context, llm LLM, o CompactOptions, mon
 	if why, err := conflict(s.writeArchive(ctx, snap)); why != "" || err != nil {
 		return why, err
 	}
-	err = s.change(ctx, op, monthPath(month), func() error {
+	err = s.change(ctx, op, monthPath(month), func(ctx context.Context) error {
 		if err := s.unchanged(ctx, op, snap); err != nil {
 			return err
 		}
@@ -223,7 +223,7 @@ func (s *Store) compactMonth(ctx context.Context, llm LLM, o CompactOptions, mon
 		if why != "" {
 			// Take back the archive written for nothing, so that it does
 			// not stand in the way of the next run.
-			err = s.change(ctx, op, monthPath(month), func() error { return s.unarchive(ctx, op, snap) })
+			err = s.change(ctx, op, monthPath(month), func(ctx context.Context) error { return s.unarchive(ctx, op, snap) })
 		}
 		return why, err
 	}
@@ -249,7 +249,7 @@ func conflict(err error) (why string, _ error) {
 // change runs f under the backend's lock on episodes/, which compactions
 // take, as an operation of the store that Close waits for. Appends do not
 // take it on every backend: f writes only what is still as read.
-func (s *Store) change(ctx context.Context, op, p string, f func() error) error {
+func (s *Store) change(ctx context.Context, op, p string, f func(ctx context.Context) error) error {
 	end, err := s.begin(ctx, op, p)
 	if err != nil {
 		return err
@@ -410,11 +410,19 @@ func (s *Store) writeArchive(ctx context.Context, snap monthSnapshot) error {
 		if _, ok := snap.archived[a]; ok {
 			continue
 		}
-		if _, err := s.b.Write(ctx, a, snap.contents[i], ""); err != nil {
-			if errors.Is(err, ErrChanged) {
-				return modelErr(op, a, ErrConflict, a+" was written by another compaction", "")
+		// Under the lock of episodes/, one file at a time: other changes
+		// wait for one copy at most.
+		err := s.locked(ctx, op, a, episodesDir+"/", func(ctx context.Context) error {
+			if _, err := s.b.Write(ctx, a, snap.contents[i], ""); err != nil {
+				if errors.Is(err, ErrChanged) {
+					return modelErr(op, a, ErrConflict, a+" was written by another compaction", "")
+				}
+				return hostErr(op, a, err)
 			}
-			return hostErr(op, a, err)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -45,8 +45,8 @@ import (
 //     writer in. Waiters in this process are served first come, first
 //     served; between processes the system queues them (flock(2),
 //     LockFileEx), so that no busy writer starves another. Write and
-//     Remove made while no Lock is held take it for their own duration;
-//     made while it is held, they count as the holder's.
+//     Remove take the lock for their own duration, unless their caller
+//     holds it: a Store passes its hold along in the context.
 //   - List tags a file by its size, modification time and file number.
 //     A file changed within the last two seconds has no tag (""), since an
 //     edit within the file system's time granularity could keep all three:
@@ -56,8 +56,9 @@ import (
 //     editors. Every other edit is seen by the next read.
 //
 // Non-regular files (devices, FIFOs), names starting with "." and folders
-// that are symbolic links are not listed; reading a non-regular file is an
-// error.
+// below the top level that are symbolic links are not listed, nor what is
+// in a folder under the one listed that cannot be read; reading a
+// non-regular file is an error.
 type Dir struct {
 	root   *os.Root
 	folder *os.File // the directory itself, flocked with lock where folders can be
@@ -65,11 +66,29 @@ type Dir struct {
 	mu   sync.Mutex // guards lock, replaced when someone deletes .lock
 	lock *os.File
 
-	turn     chan struct{} // this process's queue for the lock, first come first served
-	held     atomic.Bool   // a Lock is held in this process
-	unlocked bool          // benchmarks only: skip the file locks
+	turn     chan struct{}           // this process's queue for the lock, first come first served
+	holder   atomic.Pointer[lockHold] // the hold of the Lock held in this process, if its caller gave one
+	unlocked bool                     // benchmarks only: skip the file locks
 
-	closed atomic.Bool
+	closed     atomic.Bool
+	waiting    int  // guarded by mu: Lock's goroutines waiting in the system's queue, which use the files
+	closeLater bool // guarded by mu: Close came while some waited; the last one closes the files
+}
+
+// lockHold identifies one hold of a backend's lock: a Store puts it in the
+// context of Lock and of the changes it makes while holding the lock, so
+// that a Dir's Write and Remove know their caller holds it already.
+type lockHold struct{ _ byte }
+
+type holdKey struct{}
+
+func withHold(ctx context.Context, h *lockHold) context.Context {
+	return context.WithValue(ctx, holdKey{}, h)
+}
+
+func holdOf(ctx context.Context) *lockHold {
+	h, _ := ctx.Value(holdKey{}).(*lockHold)
+	return h
 }
 
 var _ Backend = (*Dir)(nil)
@@ -138,11 +157,36 @@ func (d *Dir) init(timeout time.Duration) (err error) {
 }
 
 // Close releases the directory and its lock file. It waits for no Lock
-// holder: call it when no change is under way.
+// holder: call it when no change is under way. A Lock whose context ended
+// while it waited for another process keeps the files open until it gets
+// the lock, and lets go of them then.
 func (d *Dir) Close() error {
 	if d.closed.Swap(true) {
 		return nil
 	}
+	d.mu.Lock()
+	later := d.waiting > 0
+	d.closeLater = later
+	d.mu.Unlock()
+	if later {
+		return nil // the last waiter closes them
+	}
+	return d.closeFiles()
+}
+
+// waiterDone counts a waiting goroutine out, and closes the files when it
+// was the last one and Close came meanwhile.
+func (d *Dir) waiterDone() {
+	d.mu.Lock()
+	d.waiting--
+	last := d.waiting == 0 && d.closeLater
+	d.mu.Unlock()
+	if last {
+		d.closeFiles()
+	}
+}
+
+func (d *Dir) closeFiles() error {
 	var errs []error
 	d.mu.Lock()
 	if d.lock != nil {
@@ -168,13 +212,14 @@ func (d *Dir) Lock(ctx context.Context, _ string) (unlock func(), err error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	hold := holdOf(ctx)
 	release := func() {
-		d.held.Store(false)
+		d.holder.Store(nil)
 		d.unflock()
 		<-d.turn
 	}
 	if d.unlocked {
-		d.held.Store(true)
+		d.holder.Store(hold)
 		return sync.OnceFunc(release), nil
 	}
 	ok, err := d.tryFlock()
@@ -187,15 +232,20 @@ func (d *Dir) Lock(ctx context.Context, _ string) (unlock func(), err error) {
 		// ctx ends first, the waiter lets go of the lock, and of this
 		// process's turn, as soon as it gets it.
 		got := make(chan error, 1)
+		d.mu.Lock()
+		d.waiting++
+		d.mu.Unlock()
 		go func() { got <- d.flockWait() }()
 		select {
 		case err = <-got:
+			d.waiterDone()
 		case <-ctx.Done():
 			go func() {
 				if <-got == nil {
 					d.unflock()
 				}
 				<-d.turn
+				d.waiterDone()
 			}()
 			return nil, ctx.Err()
 		}
@@ -204,7 +254,7 @@ func (d *Dir) Lock(ctx context.Context, _ string) (unlock func(), err error) {
 			return nil, err
 		}
 	}
-	d.held.Store(true)
+	d.holder.Store(hold)
 	return sync.OnceFunc(release), nil
 }
 
@@ -394,11 +444,11 @@ func (d *Dir) Remove(ctx context.Context, name, match string) error {
 	return d.syncDir(path.Dir(name), name)
 }
 
-// change starts a Write or Remove: it takes the lock unless a holder in
-// this process has it, and checks that the file is at version match.
+// change starts a Write or Remove: it takes the lock unless its caller
+// holds it, and checks that the file is at version match.
 func (d *Dir) change(ctx context.Context, name, match string) (release func(), err error) {
 	release = func() {}
-	if !d.held.Load() {
+	if h := holdOf(ctx); h == nil || d.holder.Load() != h {
 		if release, err = d.Lock(ctx, name); err != nil {
 			return nil, err
 		}
@@ -509,9 +559,11 @@ func (d *Dir) List(ctx context.Context, dir string) ([]Entry, error) {
 		return nil, err
 	}
 	dir = strings.TrimSuffix(dir, "/")
-	if dir != "" && d.isLink(dir) {
-		// A link out of the root is refused by os.Root; one inside it could
-		// make one folder another (an archive that is the episodes).
+	if strings.Contains(dir, "/") && d.isLink(dir) {
+		// A link out of the root is refused by os.Root; one inside it, below
+		// a folder, could make one folder another (an archive that is the
+		// episodes). A top-level folder that links inside the root is
+		// followed, as reads and writes follow it.
 		return nil, &fs.PathError{Op: "list", Path: dir, Err: errLinkedFolder}
 	}
 	var entries []Entry
@@ -545,17 +597,18 @@ func (d *Dir) list(dir string, now time.Time, entries *[]Entry) error {
 			continue
 		}
 		name := path.Join(dir, de.Name())
-		if de.IsDir() {
-			if err := d.list(name, now, entries); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			continue
-		}
 		var fi fs.FileInfo
 		if de.Type()&fs.ModeSymlink != 0 {
-			fi, err = d.root.Stat(name) // a link to a file inside the root is followed
+			fi, err = d.root.Stat(name) // a link inside the root is followed
 		} else {
 			fi, err = de.Info()
+		}
+		if err == nil && fi.IsDir() && (de.IsDir() || dir == "") {
+			// A folder under dir (a link only at the top, as List follows
+			// those). One that cannot be read is left out, not the rest:
+			// List of the folder itself says why.
+			d.list(name, now, entries)
+			continue
 		}
 		if err != nil || !fi.Mode().IsRegular() {
 			continue // gone since, a link out of the root or to a folder, or no file
@@ -569,30 +622,29 @@ func (d *Dir) list(dir string, now time.Time, entries *[]Entry) error {
 	return nil
 }
 
-// removeTemps deletes the temporary files a crash left in dir and the
-// folders under it, without following links.
+// removeTemps deletes the temporary files of memory files (".x.md.tmp-…")
+// that a crash left in dir and the folders under it, without following
+// links or entering dot-folders. A folder it cannot read has nothing to
+// clean.
 func (d *Dir) removeTemps(dir string) error {
 	f, err := d.root.Open(dir)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || d.isLink(dir) {
-			return nil
-		}
-		return err
+		return nil
 	}
 	des, err := f.ReadDir(-1)
 	f.Close()
 	if err != nil {
-		return nil // a file where a folder should be: nothing to clean
+		return nil
 	}
 	for _, de := range des {
 		name := path.Join(dir, de.Name())
 		switch {
-		case de.IsDir():
-			if err := d.removeTemps(name); err != nil {
+		case strings.HasPrefix(de.Name(), ".") && de.Type().IsRegular() && strings.Contains(de.Name(), ".md"+tempMark):
+			if err := d.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
-		case de.Type().IsRegular() && strings.HasPrefix(de.Name(), ".") && strings.Contains(de.Name(), tempMark):
-			if err := d.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		case de.IsDir() && !strings.HasPrefix(de.Name(), "."):
+			if err := d.removeTemps(name); err != nil {
 				return err
 			}
 		}

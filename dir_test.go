@@ -156,3 +156,92 @@ func readFileOr(dir, rel string) string {
 	}
 	return string(b)
 }
+
+// TestDirConcurrentWrites checks that a Dir's Write is a compare-and-swap
+// for callers that do not hold its lock: increments by goroutines that read,
+// then write against the version read, lose none.
+func TestDirConcurrentWrites(t *testing.T) {
+	ctx := context.Background()
+	d, err := memory.OpenDir(t.TempDir())
+	require.NoError(t, err)
+	defer d.Close()
+	_, err = d.Write(ctx, "facts/n.md", []byte("0"), "")
+	require.NoError(t, err)
+	const workers, each = 8, 25
+	errs := make(chan error, workers)
+	for range workers {
+		go func() {
+			for range each {
+				for {
+					c, err := d.Read(ctx, "facts/n.md", -1)
+					if err != nil {
+						errs <- err
+						return
+					}
+					var n int
+					fmt.Sscan(string(c.Data), &n)
+					if _, err = d.Write(ctx, "facts/n.md", []byte(fmt.Sprint(n+1)), c.Version); err == nil {
+						break
+					} else if !errors.Is(err, memory.ErrChanged) {
+						errs <- err
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		require.NoError(t, <-errs)
+	}
+	c, err := d.Read(ctx, "facts/n.md", -1)
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprint(workers*each), string(c.Data))
+}
+
+// TestLinkedEpisodesInsideRoot checks a top-level folder that is a link to
+// a folder inside the root: listed, read and written through, so that a
+// month fills and seals into parts as usual.
+func TestLinkedEpisodesInsideRoot(t *testing.T) {
+	ctx := context.Background()
+	s, dir := open(t, nil)
+	require.NoError(t, os.Remove(filepath.Join(dir, "episodes")))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "real"), 0o755))
+	require.NoError(t, os.Symlink("real", filepath.Join(dir, "episodes")))
+	big := strings.Repeat("- detail of a long entry\n", 40)
+	for i := range 30 {
+		require.NoError(t, s.Append(ctx, "episodes/2026-02.md", fmt.Sprintf("## entry %d\n- Date: 2026-02-01\n%s", i, big), ""))
+	}
+	files, err := s.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	require.Positive(t, files[0].Parts)
+	hits, err := s.Search(ctx, "entry", &memory.SearchOptions{Limit: 100})
+	require.NoError(t, err)
+	require.Len(t, hits, 30)
+}
+
+// failingList is a backend whose listings fail as a server's can.
+type failingList struct{ memory.Backend }
+
+func (failingList) List(context.Context, string) ([]memory.Entry, error) {
+	return nil, errors.New("503 SlowDown")
+}
+
+// TestListFailureIsAnError checks that a listing the backend could not
+// make fails Search and List, instead of answering from nothing.
+func TestListFailureIsAnError(t *testing.T) {
+	ctx := context.Background()
+	d, err := memory.OpenDir(t.TempDir())
+	require.NoError(t, err)
+	defer d.Close()
+	s, err := memory.OpenBackend(d, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.Append(ctx, "facts/user.md", "- Lives in Berlin", ""))
+	s2, err := memory.OpenBackend(failingList{d}, nil)
+	require.NoError(t, err)
+	_, err = s2.Search(ctx, "berlin", nil)
+	require.ErrorContains(t, err, "503 SlowDown")
+	_, err = s2.List(ctx)
+	require.ErrorContains(t, err, "503 SlowDown")
+}

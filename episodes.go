@@ -79,7 +79,7 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 		return nil, "", err
 	}
 
-	data, err = s.update(ctx, op, t, check, func(old []byte) ([]byte, error) {
+	data, err = s.update(ctx, op, t, check, func(ctx context.Context, old []byte) ([]byte, error) {
 		full := len(old)+len(body) > partMax
 		if !t.isFact() && len(old) > 0 && (full || sealed != "") {
 			// The month's file is full: it becomes a part, kept as it is,

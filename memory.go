@@ -308,7 +308,8 @@ func (s *Store) now() time.Time { return s.opts.Now() }
 // A file that cannot be read (its permissions, a person's mistake) is
 // listed with FileInfo.Error saying so, and the others as usual; when
 // episodes/ itself cannot be listed, a last entry with the path
-// "episodes/" says why. Only a done context or a closed store fail List.
+// "episodes/" says why. A done context, a closed store, or a backend that
+// cannot list for another reason (the network, the server) fail List.
 func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 	const op = "list"
 	end, err := s.begin(ctx, op, "")
@@ -332,7 +333,7 @@ func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 	// The fact files listed are read; when facts/ cannot be listed, each
 	// is tried.
 	facts, factsErr := s.b.List(ctx, factsDir)
-	if stops(factsErr) {
+	if factsErr != nil && !personal(factsErr) {
 		return nil, hostErr(op, factsDir, factsErr)
 	}
 	for _, f := range s.opts.FactFiles {
@@ -353,7 +354,7 @@ func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 		}
 	}
 	if listErr != nil {
-		if stops(listErr) {
+		if !personal(listErr) {
 			return nil, hostErr(op, episodesDir, listErr)
 		}
 		files = append(files, FileInfo{Path: episodesDir + "/", Error: unreadable(episodesDir+"/", listErr)})
@@ -396,17 +397,29 @@ func unreadable(p string, err error) string {
 // files lists the memory files there are, with their sizes and tags, in
 // one listing of the backend: the configured fact files that exist, then
 // every file of the months and the originals in the archive. When the
-// whole cannot be listed (a folder a person made unreadable), each folder
-// is listed on its own, and files returns what it could list and why not.
+// whole cannot be listed because of a person's mistake (a folder made
+// unreadable, a file where a folder should be), each folder is listed on
+// its own, and files returns what it could list and why not. Any other
+// failure (the network, the server) is an error: a search must not answer
+// from a listing it did not get.
+
+// personal reports whether err is a mistake a person made in the memory
+// folder, which leaves the rest usable.
+func personal(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, errOutside) || errors.Is(err, errLinkedFolder)
+}
 func (s *Store) files(ctx context.Context) ([]Entry, error) {
 	all, err := s.b.List(ctx, "")
-	if err != nil && !stops(err) {
-		all = nil
+	if err != nil && !stops(err) && personal(err) {
+		all, err = nil, nil
 		for _, dir := range []string{factsDir, episodesDir} {
 			entries, lerr := s.b.List(ctx, dir)
-			all = append(all, entries...)
-			if stops(lerr) {
+			if lerr != nil && !personal(lerr) {
 				return nil, lerr
+			}
+			all = append(all, entries...)
+			if lerr != nil {
+				err = lerr
 			}
 		}
 	} else if err != nil {
@@ -582,7 +595,7 @@ func (s *Store) write(ctx context.Context, p, content string, check guard) ([]by
 		}
 		data = d.SetHead(s.title(t), summary)
 	}
-	return s.update(ctx, op, t, check, func(old []byte) ([]byte, error) {
+	return s.update(ctx, op, t, check, func(ctx context.Context, old []byte) ([]byte, error) {
 		if old == nil && t.part > 0 {
 			return nil, modelErr(op, t.path, ErrInvalidPath, t.path+" does not exist, and only a full month's file becomes a part", "; write to "+monthPath(t.month)+" instead")
 		}
@@ -638,7 +651,7 @@ func (s *Store) patch(ctx context.Context, p string, patches []Patch, check guar
 			return nil, err
 		}
 	}
-	return s.update(ctx, op, t, check, func(old []byte) ([]byte, error) {
+	return s.update(ctx, op, t, check, func(ctx context.Context, old []byte) ([]byte, error) {
 		if old == nil {
 			return nil, modelErr(op, t.path, ErrNotFound, t.path+" does not exist", "; create it with memory_write or memory_append")
 		}
@@ -731,23 +744,29 @@ const (
 // still at the version read. When another writer changed it in between (a
 // backend without a lock, such as S3, or a person's editor), it reads it
 // again and goes round once more. It returns the content written.
-func (s *Store) update(ctx context.Context, op string, t target, check guard, edit func(old []byte) ([]byte, error)) (data []byte, err error) {
-	err = s.locked(ctx, op, t.path, t.lockName(), func() error {
+func (s *Store) update(ctx context.Context, op string, t target, check guard, edit func(ctx context.Context, old []byte) ([]byte, error)) (data []byte, err error) {
+	err = s.locked(ctx, op, t.path, t.lockName(), func(ctx context.Context) error {
 		for lost := 0; ; lost++ {
 			old, ver, err := s.readFile(ctx, op, t)
 			if err != nil {
 				return err
+			}
+			if old != nil && ver == "" {
+				return hostErr(op, t.path, errors.New("the backend gave no version for the file, so a change cannot be made only if it is unchanged"))
 			}
 			if check != nil {
 				if err := check(op, t, old); err != nil {
 					return err
 				}
 			}
-			if data, err = edit(old); err == nil {
+			if data, err = edit(ctx, old); err == nil {
 				err = s.commit(ctx, op, t, old, ver, data)
 			}
 			if !errors.Is(err, ErrChanged) {
 				return err
+			}
+			if lost == maxLost {
+				return hostErr(op, t.path, fmt.Errorf("%w %d times in a row: another writer changes it all the time, or the backend's versions do not hold", ErrChanged, maxLost+1))
 			}
 			if err := backoff(ctx, lost); err != nil {
 				return hostErr(op, t.path, err)
@@ -759,6 +778,11 @@ func (s *Store) update(ctx context.Context, op string, t target, check guard, ed
 	}
 	return data, nil
 }
+
+// maxLost bounds the races a change may lose in a row before it gives up:
+// with a lock that holds, it loses only to a person's editor or to a writer
+// on a backend without locks, and a few rounds settle it.
+const maxLost = 50
 
 // lockName is what a change of t locks: the facts/ folder for a fact file,
 // whose budget spans the folder; the file itself otherwise.
@@ -789,14 +813,16 @@ func backoff(ctx context.Context, lost int) error {
 // locked runs f in the Store's turn and under the backend's lock on name
 // (a file, or a folder ending in "/"): the critical section of every
 // change. It waits for both as long as ctx allows, and for the lock at most
-// LockTimeout; p names the file in the error when it does not get them.
-func (s *Store) locked(ctx context.Context, op, p, name string, f func() error) error {
+// LockTimeout; p names the file in the error when it does not get them. f
+// runs with a context that says it holds the lock, for the backend.
+func (s *Store) locked(ctx context.Context, op, p, name string, f func(ctx context.Context) error) error {
 	select {
 	case s.turn <- struct{}{}:
 		defer func() { <-s.turn }()
 	case <-ctx.Done():
 		return hostErr(op, p, ctx.Err())
 	}
+	ctx = withHold(ctx, new(lockHold))
 	lctx, cancel := context.WithTimeout(ctx, s.opts.LockTimeout)
 	unlock, err := s.b.Lock(lctx, name)
 	cancel()
@@ -807,7 +833,7 @@ func (s *Store) locked(ctx context.Context, op, p, name string, f func() error) 
 		return hostErr(op, p, err)
 	}
 	defer unlock()
-	return f()
+	return f(ctx)
 }
 
 // commit checks the facts budget and the size limit, then writes data as t

@@ -221,7 +221,7 @@ func (s *Store) refresh(ctx context.Context) error {
 	// A file, or episodes/, that cannot be read is left out, as List
 	// reports it: the rest is searched.
 	entries, err := s.files(ctx)
-	if stops(err) {
+	if err != nil && !personal(err) {
 		return err
 	}
 

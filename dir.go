@@ -66,7 +66,7 @@ type Dir struct {
 	mu   sync.Mutex // guards lock, replaced when someone deletes .lock
 	lock *os.File
 
-	turn     chan struct{}           // this process's queue for the lock, first come first served
+	turn     chan struct{}            // this process's queue for the lock, first come first served
 	holder   atomic.Pointer[lockHold] // the hold of the Lock held in this process, if its caller gave one
 	unlocked bool                     // benchmarks only: skip the file locks
 

@@ -15,7 +15,7 @@
 //
 //	aws s3 sync s3://bucket/memory/alice/ alice/     # down
 //	$EDITOR alice/facts/user.md
-//	aws s3 cp alice/facts/user.md s3://bucket/memory/alice/facts/user.md
+//	aws s3 cp alice/facts/user.md s3://bucket/memory/alice/facts/user.md    # the edited file only
 //
 // The next read and search of every Store on the prefix see the edit: a
 // file's ETag changed, so its tag in [Backend.List] did. The only other
@@ -39,8 +39,9 @@
 //     new, never a mix, and a writer killed mid-upload leaves the old.
 //   - Where the directory tags a file by size and modification time, and
 //     must distrust a time within two seconds of a change, a listing here
-//     tags it by its ETag, which changes with every content change: there
-//     is no window in which a change goes unseen.
+//     tags it by its ETag, which changes with every content change: on a
+//     server whose listings are strongly consistent (AWS S3, R2, versitygw,
+//     MinIO), there is no window in which a change goes unseen.
 //   - The lock of a folder ("facts/", "episodes/") is a lease object taken
 //     with a create-only conditional PUT; it expires [LeaseTTL] after it
 //     was taken. A holder that keeps it longer (a process paused or cut off

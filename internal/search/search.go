@@ -112,7 +112,6 @@ type Index struct {
 	docs   int // number of documents
 	length int // total length of the documents, in tokens, stopwords included
 
-	build   builder
 	scratch sync.Pool // *searcher
 }
 
@@ -195,7 +194,10 @@ func (x *Index) drop(old *segment) {
 	x.length -= old.length
 }
 
-// builder is the scratch space of Set, kept between calls.
+// builder is the scratch space of Set. Builders are pooled, shared by
+// every Index, so that an index does not keep one (some 30 KB) between
+// calls: a server holding many small indexes would pay that for each.
+// Between calls a builder's cnt is all zeros, whatever index used it.
 type builder struct {
 	tok  tokenizer
 	memo memo         // word → term ID, or -1 for a stopword, in this Set
@@ -209,6 +211,8 @@ type builder struct {
 // maxMemo bounds the words a builder keeps room for between calls.
 const maxMemo = 1 << 14
 
+var builders = sync.Pool{New: func() any { return new(builder) }}
+
 type occurrence struct {
 	term, doc uint32
 	tf        uint8
@@ -217,7 +221,8 @@ type occurrence struct {
 // newSegment builds the segment of docs (without name or slot) and adds its
 // documents to the corpus statistics.
 func (x *Index) newSegment(docs []Doc) *segment {
-	bd := &x.build
+	bd := builders.Get().(*builder)
+	defer builders.Put(bd)
 	seg := &segment{
 		pos:   make([]int, len(docs)),
 		dates: make([]string, len(docs)),

@@ -123,7 +123,7 @@ func (b *Backend) takeLease(ctx context.Context, key string, body []byte) (strin
 	wait := minWait
 	for {
 		etag, err := b.put(ctx, key, body, "")
-		if !errors.Is(err, memory.ErrChanged) {
+		if !errors.Is(err, memory.ErrChanged) && !contended(err) {
 			return etag, err // taken, or failed
 		}
 		held, err := b.get(ctx, key, maxLeaseRead)
@@ -135,7 +135,7 @@ func (b *Backend) takeLease(ctx context.Context, key string, body []byte) (strin
 		}
 		if leaseExpired(held) {
 			etag, err := b.put(ctx, key, body, held.etag)
-			if !errors.Is(err, memory.ErrChanged) {
+			if !errors.Is(err, memory.ErrChanged) && !contended(err) {
 				return etag, err
 			}
 			continue // someone else took it over, or released it
@@ -145,6 +145,13 @@ func (b *Backend) takeLease(ctx context.Context, key string, body []byte) (strin
 		}
 		wait = min(2*wait, maxWait)
 	}
+}
+
+// contended reports a 409 of any code on a lease's PUT: the server saw
+// another request on the key at the same moment (versitygw answers so when
+// a release's DELETE and a take's PUT meet), so the lease is read again.
+func contended(err error) bool {
+	return err != nil && statusOf(err) == 409
 }
 
 // releaseLease deletes the lease at key if it is still at etag. It runs

@@ -5,18 +5,29 @@ FUZZTIME ?=
 COVERMIN ?= 95.0
 LIBPKGS  := . ./internal/...
 
-.PHONY: ci test vet fmt fmt-check coverage fuzz bench bench-smoke bench-peers
+# The repository's other modules, each with a go.mod of its own that points
+# at the library with a replace directive: the S3 backend, the MCP server,
+# the command line and the agent-framework adapters. Every target that
+# vets, tests or benchmarks loops over them, so a new module is never left
+# out: it is found by its go.mod.
+MODULES := $(sort $(patsubst ./%/go.mod,%,$(shell find . -mindepth 2 -name go.mod -not -path '*/testdata/*' -not -path './.*')))
 
-ci: fmt-check test test-s3store coverage fuzz bench-smoke
+.PHONY: ci test vet fmt fmt-check coverage fuzz bench bench-smoke bench-peers tools
+
+ci: fmt-check tools test coverage fuzz bench-smoke
+
+# What the tests that need a real peer use, installed when missing: versitygw
+# (the S3 tests) and the MCP Inspector's CLI (the MCP server's tests). make
+# test installs nothing; without them those tests skip and say why.
+tools: s3-tools mcp-tools
 
 test: vet
 	$(GO) test -race -count=1 ./...
-	cd s3store && $(GO) test -race -count=1 ./...
+	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -race -count=1 ./...); done
 
 vet:
-	$(GO) vet ./...
-	GOOS=windows $(GO) vet ./...
-	GOOS=darwin $(GO) vet ./...
+	@set -e; for m in . $(MODULES); do echo "== vet $$m"; \
+		(cd $$m && $(GO) vet ./... && GOOS=windows $(GO) vet ./... && GOOS=darwin $(GO) vet ./...); done
 
 fmt:
 	gofmt -w .
@@ -47,20 +58,23 @@ bench:
 # figures mean nothing; make bench measures.
 bench-smoke:
 	$(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./...
-	cd s3store && $(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./...
+	@set -e; for m in $(MODULES); do (cd $$m && $(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./...); done
 
-# The S3 backend, s3store/, is a module of its own (the root's vet does not
-# reach it), tested against versitygw, an S3 gateway over a local folder,
-# on loopback. s3-tools installs versitygw unless it is in $(go env
-# GOPATH)/bin; without it, the s3store tests skip (make test installs
-# nothing).
+# The S3 backend, s3store/, is tested against versitygw, an S3 gateway over
+# a local folder, on loopback. s3-tools installs versitygw unless it is in
+# $(go env GOPATH)/bin; without it, the s3store tests skip.
 VERSITYGW ?= github.com/versity/versitygw/cmd/versitygw@v1.8.0
-.PHONY: s3-tools test-s3store
+.PHONY: s3-tools test-s3store mcp-tools
 s3-tools:
 	@test -x "$$($(GO) env GOPATH)/bin/versitygw" || $(GO) install $(VERSITYGW)
 
 test-s3store: s3-tools
-	cd s3store && $(GO) vet ./... && GOOS=windows $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd s3store && $(GO) test -race -count=1 ./...
+
+# The MCP server is tested with a real third-party client, the MCP
+# Inspector's CLI (npm), when npx is present.
+mcp-tools:
+	@command -v npx >/dev/null || echo "npx not found: the MCP Inspector tests will skip"
 
 # Search side by side with SQLite FTS5 and ripgrep on the same corpus: the
 # peers' script generates it and measures them, then the Go benchmark runs

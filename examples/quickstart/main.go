@@ -3,17 +3,23 @@
 // the reflector records it; the process restarts; a new task asks "What's my
 // name?" and the agent answers from the file it reads. Then a bug fix is
 // recorded as an episode and recalled, and a person's hand edit of
-// facts/user.md shows up in the next answer.
+// facts/user.md shows up in the next answer. Last, what sets the library
+// apart, through the tools as a model calls them: a search, a patch, a fact
+// refused for the budget, and a write refused after a hand edit the
+// conversation had not seen.
 //
 // The scripted models find what to record in the task they are shown, and
 // answer from the text their memory_read calls return, never from a script.
 //
-//	go run ./examples/quickstart
+//	go run ./examples/quickstart              # in a temporary folder, removed at the end
+//	go run ./examples/quickstart -dir mem     # keeps the files in mem/ to open afterwards
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -26,16 +32,41 @@ import (
 )
 
 func main() {
-	dir, err := os.MkdirTemp("", "mdmemory-quickstart-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	defer os.RemoveAll(dir)
-	if err := run(os.Stdout, filepath.Join(dir, "data", "memory")); err != nil {
+	keep := flag.String("dir", "", "run in `DIR` (new or empty) and keep the files there; default: a temporary folder, removed at the end")
+	flag.Parse()
+	if err := start(os.Stdout, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
+}
+
+// start runs the demo in dir, which must be new or empty so that the
+// output is the one the README shows, or in a temporary folder it removes
+// when dir is "". Either way it ends by saying where the files are or were.
+func start(w io.Writer, dir string) error {
+	if dir != "" {
+		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+			return fmt.Errorf("-dir %s: the folder is not empty; give a new or empty one", dir)
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("-dir %s: %w", dir, err)
+		}
+		if err := run(w, dir); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(w, "\nThe files are in %s: open them, edit them, run git init there.\n", dir)
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "mdmemory-quickstart-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	dir = filepath.Join(tmp, "data", "memory")
+	if err := run(w, dir); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "\nThe files were in %s, now removed: run with -dir DIR to keep them.\n", dir)
+	return err
 }
 
 // clock is fixed so that the output is the same on every run.
@@ -121,7 +152,11 @@ func run(w io.Writer, dir string) error {
 		return err
 	}
 
-	fmt.Fprintln(w, "\n== 7. The files on disk")
+	if err := apart(ctx, w, store, userFile); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w, "\n== 11. The files on disk")
 	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
 			return err // dot-files are never memory files
@@ -131,6 +166,81 @@ func run(w io.Writer, dir string) error {
 		fmt.Fprintf(w, "--- %s\n%s", filepath.ToSlash(rel), b)
 		return err
 	})
+}
+
+// apart shows, through the tools as a model calls them, what the library
+// does that a folder of notes does not: it searches, it patches in place,
+// it holds the facts to their budget, and it refuses to overwrite what a
+// person changed after the conversation read it.
+func apart(ctx context.Context, w io.Writer, store *memory.Store, userFile string) error {
+	conv := store.NewSession()
+
+	fmt.Fprintln(w, "\n== 7. Search: BM25 over fact lines and entries, the best first")
+	if err := use(ctx, w, conv, "memory_search", `{"query":"token expiry","limit":null}`); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w, "\n== 8. Patch: one line changed in place, the rest of the file as it was")
+	if err := use(ctx, w, conv, "memory_read", `{"path":"facts/user.md","line":null}`); err != nil {
+		return err
+	}
+	if err := use(ctx, w, conv, "memory_patch", `{"path":"facts/user.md","version":null,"patches":[`+
+		`{"oldText":"- Preferred name: Xiao Zhang","newText":"- Preferred name: Xiao Zhang (at work: Zhang)"}]}`); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w, "\n== 9. The facts budget: a model pasting a whole document into facts is refused")
+	doc := strings.Repeat("the meeting notes of the quarter, word for word; ", 320)
+	if err := use(ctx, w, conv, "memory_append", fmt.Sprintf(`{"path":"facts/memory.md","entry":"- Notes: %s","summary":null}`, doc)); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w, "\n== 10. A person edits facts/user.md; the conversation's write from its older read is refused")
+	b, err := os.ReadFile(userFile)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(userFile, append(b, "- Timezone: Asia/Shanghai\n"...), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, `added the line "- Timezone: Asia/Shanghai" at the end`)
+	fmt.Fprintln(w, "the user gives their birthday; the model rewrites the file from what it read in step 8:")
+	stale := "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n- Preferred name: Xiao Zhang (at work: Zhang)\n- Birthday: 03-14\n"
+	write := `{"path":"facts/user.md","content":` + quote(stale) + `,"version":null}`
+	if err := use(ctx, w, conv, "memory_write", write); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "the model reads the file again and writes what it now knows, the person's line kept:")
+	if err := use(ctx, w, conv, "memory_read", `{"path":"facts/user.md","line":null}`); err != nil {
+		return err
+	}
+	fresh := strings.Replace(stale, "- Birthday", "- Timezone: Asia/Shanghai\n- Birthday", 1)
+	return use(ctx, w, conv, "memory_write", `{"path":"facts/user.md","content":`+quote(fresh)+`,"version":null}`)
+}
+
+// use calls one tool in a conversation as a model would, and shows the
+// call and what the model gets back. Only a host failure is an error.
+func use(ctx context.Context, w io.Writer, conv *memory.Session, name, args string) error {
+	res, err := conv.Call(ctx, name, json.RawMessage(args))
+	if err != nil {
+		return err
+	}
+	shown := args
+	if len(shown) > 160 {
+		shown = shown[:150] + "... (" + fmt.Sprint(len(args)) + " bytes)"
+	}
+	show(w, "model", memory.Message{ToolCalls: []memory.ToolCall{{Name: name, Arguments: json.RawMessage(shown)}}})
+	show(w, "model", memory.Message{Role: "tool", Content: res.Content()})
+	return nil
+}
+
+// quote is s as a JSON string, written as a model writes it (">" kept).
+func quote(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // reflect shows a finished task and, when it is worth it, lets the

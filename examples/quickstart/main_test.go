@@ -51,11 +51,42 @@ func TestAcceptance(t *testing.T) {
 
 	user, err := os.ReadFile(filepath.Join(dir, "facts", "user.md"))
 	require.NoError(t, err)
-	require.Equal(t, "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n- Preferred name: Xiao Zhang\n", string(user))
+	require.Equal(t, "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n- Preferred name: Xiao Zhang (at work: Zhang)\n"+
+		"- Timezone: Asia/Shanghai\n- Birthday: 03-14\n", string(user), "patched, the hand edit kept, then rewritten")
+	_, err = os.Stat(filepath.Join(dir, "facts", "memory.md"))
+	require.ErrorIs(t, err, os.ErrNotExist, "the fact over budget was refused")
+	transcript := out.String()
+	require.Contains(t, transcript, `"title":"Login fails after an hour"`, "the search finds the episode")
+	require.Contains(t, transcript, `"appliedCount":1`)
+	require.Contains(t, transcript, "over the 15,360-byte budget")
+	require.Contains(t, transcript, "facts/user.md changed since you last read it")
 	month, err := os.ReadFile(filepath.Join(dir, "episodes", "2026-02.md"))
 	require.NoError(t, err)
 	require.Contains(t, string(month), "\n## Login fails after an hour\n- Summary: tokens expired an hour early")
 	require.Contains(t, string(month), "\n- Date: 2026-02-26\n")
+}
+
+// TestStart checks where the demo leaves its files: in -dir DIR, kept,
+// which must be new or empty; without it, in a temporary folder it names
+// and removes.
+func TestStart(t *testing.T) {
+	keep := filepath.Join(t.TempDir(), "mem")
+	var out bytes.Buffer
+	require.NoError(t, start(&out, keep))
+	require.True(t, strings.HasSuffix(out.String(), "\nThe files are in "+keep+": open them, edit them, run git init there.\n"))
+	_, err := os.Stat(filepath.Join(keep, "facts", "user.md"))
+	require.NoError(t, err, "kept")
+
+	err = start(io.Discard, keep)
+	require.ErrorContains(t, err, "the folder is not empty")
+
+	out.Reset()
+	require.NoError(t, start(&out, ""))
+	_, rest, ok := strings.Cut(out.String(), "\nThe files were in ")
+	require.True(t, ok, out.String()[max(0, out.Len()-200):])
+	tmp, _, _ := strings.Cut(rest, ", now removed")
+	_, err = os.Stat(tmp)
+	require.ErrorIs(t, err, os.ErrNotExist, "removed")
 }
 
 // answers returns the agent's answers to question in a transcript, in order.

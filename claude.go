@@ -1,0 +1,762 @@
+package memory
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mdmemory/memory/internal/markdown"
+)
+
+// Claude's memory tool. Claude models are trained on a client-side tool,
+// memory_20250818 (tool name "memory"), whose commands view, create,
+// str_replace, insert, delete and rename work on files under /memories.
+// Session.ClaudeMemory serves it from the store: /memories is the store's
+// root seen through its grammar, and every command goes through the same
+// operations as the memory_* tools, so the conversation's guard, the facts
+// budget, atomic replacement and the closed set of files hold.
+//
+// Sources followed for the commands' inputs, results and wording:
+//   - the command types of the Messages API (anthropic-sdk-go v1.84.0,
+//     BetaMemoryTool20250818ViewCommand and its siblings): view {path,
+//     view_range}, create {path, file_text}, str_replace {path, old_str,
+//     new_str}, insert {path, insert_line, insert_text}, delete {path},
+//     rename {old_path, new_path};
+//   - Anthropic's reference implementations of the tool,
+//     BetaLocalFilesystemMemoryTool in anthropic-sdk-python
+//     (src/anthropic/lib/tools/_beta_builtin_memory_tool.py) and
+//     anthropic-sdk-typescript (src/tools/memory/node.ts), and the
+//     "Memory tool" page of Anthropic's documentation: the directory
+//     listing's header and "size<TAB>path" lines with sizes as 0B, 512B,
+//     1.5K, 4K; "Here's the content of {path} with line numbers:" and lines
+//     numbered right-aligned in six columns and a tab; "The path {path} does
+//     not exist. Please provide a valid path."; "File created successfully
+//     at: {path}"; "No replacement was performed, old_str `…` did not appear
+//     verbatim in {path}."; "No replacement was performed. Multiple
+//     occurrences of old_str `…` in lines: 1, 4. Please ensure it is
+//     unique"; "The memory file has been edited. Here is the snippet showing
+//     the change (with line numbers):"; "Invalid `insert_line` parameter: N.
+//     It should be within the range of lines of the file: [0, n]" (the
+//     TypeScript wording, which the documentation gives); "The file {path}
+//     has been edited."; "Path must start with /memories, got: …"; "Path …
+//     would escape /memories directory";
+//   - for view_range, which the memory tool's reference implementations do
+//     not check, the checks and wording of Anthropic's text editor tool
+//     (anthropic-quickstarts, computer-use-demo tools/edit.py): "Invalid
+//     `view_range`: [a, b]. Its first element `a` should be within the range
+//     of lines of the file: [1, n]", and so on.
+//
+// Where this store differs from the reference, on purpose:
+//   - The files are a closed set (facts/<configured names>, one
+//     episodes/YYYY-MM.md a month and its full parts). A directory view
+//     lists only those, and says so; create of another path, delete and
+//     rename are refused with a model error that explains the set and what
+//     to do instead.
+//   - create replaces a file that exists (the reference refuses it), as the
+//     memory tool's first documented behaviour did: with a closed set of
+//     files it is the only way to rewrite one. Like memory_write, it may
+//     replace only a file this conversation has viewed whole since it last
+//     changed; str_replace and insert likewise need such a view, as
+//     memory_patch needs a read. A view with a view_range that leaves out
+//     lines does not count.
+//   - Lines are a file's lines as a person counts them: "a\nb\n" has two
+//     lines, not three (the reference splits on "\n" and counts an empty
+//     last one). insert_line goes from 0 to that count, and the file keeps
+//     ending with a newline.
+//   - str_replace is one literal patch, as memory_patch makes it: old_str
+//     must occur exactly once, overlapping occurrences counted. Several
+//     occurrences name their lines, each line once. The snippet shows the
+//     whole replacement with two lines around it.
+//   - A view shows at most readMax bytes of lines at once and then says how
+//     to view the rest; a file that is not text (NUL bytes, invalid UTF-8)
+//     is shown with U+FFFD and can only be replaced whole.
+//   - create of a file without a "# " title or "> Summary:" line gets them,
+//     as memory_write does, and the result says so: line numbers shift.
+
+// claudeRoot is where the memory tool's paths start.
+const claudeRoot = "/memories"
+
+// claudeFields are the arguments of each command besides "command", in the
+// order their errors are reported; view_range alone may be left out.
+var claudeFields = map[string][]string{
+	"view":        {"path", "view_range"},
+	"create":      {"path", "file_text"},
+	"str_replace": {"path", "old_str", "new_str"},
+	"insert":      {"path", "insert_line", "insert_text"},
+	"delete":      {"path"},
+	"rename":      {"old_path", "new_path"},
+}
+
+// claudeCommands names the commands in the order the tool defines them.
+const claudeCommands = "view, create, str_replace, insert, delete and rename"
+
+// claudeCommand is one decoded command of the memory tool.
+type claudeCommand struct {
+	Command    string
+	Path       string
+	ViewRange  []int // nil when not given
+	FileText   string
+	OldStr     string
+	NewStr     string
+	InsertLine int
+	InsertText string
+	OldPath    string
+	NewPath    string
+}
+
+// ClaudeMemory runs one command of Claude's memory tool (type
+// memory_20250818, name "memory") in this conversation: input is the
+// tool_use block's input, such as {"command":"view","path":"/memories"}.
+// /memories is the store's root seen through its grammar: view lists the
+// memory files with their sizes or shows a file's numbered lines (honouring
+// view_range), create writes a whole file, str_replace is one patch, insert
+// adds lines after insert_line; delete and rename are refused, as the files
+// are a closed set. The result texts and errors are worded as Anthropic's
+// reference implementation words them (see claude.go for the sources and
+// the deliberate differences).
+//
+// Changes keep every guarantee of the memory_* tools: the facts budget,
+// atomic replacement, the grammar, and the conversation's guard: create
+// over an existing file, str_replace and insert go ahead only on a file this
+// conversation has viewed whole since it last changed (its own changes
+// count as seen), and otherwise tell the model to view it first.
+//
+// A mistake the model can fix (malformed input, an unknown command, a path
+// outside the set, text not found, the budget exceeded) returns a
+// ToolResult with IsError set and a nil error; a failure of the host (disk,
+// cancelled context, closed store) returns a non-nil error. ClaudeMemory is
+// safe for concurrent use, as the Session is.
+func (c *Session) ClaudeMemory(ctx context.Context, input json.RawMessage) (ToolResult, error) {
+	c.touch()
+	cmd, msg := decodeClaude(input)
+	if msg != "" {
+		return ToolResult{Text: msg, IsError: true}, nil
+	}
+	switch cmd.Command {
+	case "view":
+		return c.claudeView(ctx, cmd.Path, cmd.ViewRange)
+	case "create":
+		return c.claudeCreate(ctx, cmd.Path, cmd.FileText)
+	case "str_replace":
+		return c.claudeReplace(ctx, cmd.Path, cmd.OldStr, cmd.NewStr)
+	case "insert":
+		return c.claudeInsert(ctx, cmd.Path, cmd.InsertLine, cmd.InsertText)
+	case "delete":
+		return claudeFail("Cannot delete " + quoteIfOdd(cmd.Path) + ": memory here is a closed set of files, which are kept and never deleted: " + c.s.claudeFiles() +
+			". To forget something, remove its lines with str_replace (an empty new_str), or view the file and create it again with only what should be kept")
+	default: // rename
+		return claudeFail("Cannot rename " + quoteIfOdd(cmd.OldPath) + " to " + quoteIfOdd(cmd.NewPath) + ": memory here is a closed set of files with fixed names, never renamed or moved: " + c.s.claudeFiles() +
+			". To move an entry to another of these files, insert or create it there, then remove it from this one with str_replace (an empty new_str)")
+	}
+}
+
+func claudeFail(text string) (ToolResult, error) {
+	return ToolResult{Text: text, IsError: true}, nil
+}
+
+// decodeClaude decodes a command of the memory tool, or returns a
+// model-facing description of what is wrong with it.
+func decodeClaude(raw json.RawMessage) (claudeCommand, string) {
+	var cmd claudeCommand
+	raw = bytes.TrimSpace(raw)
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return cmd, describeJSONError(err)
+	}
+	if keys == nil {
+		return cmd, "the input must be a JSON object with a command, not null"
+	}
+	if v, ok := keys["command"]; !ok || string(bytes.TrimSpace(v)) == "null" {
+		return cmd, "missing required argument command: one of " + claudeCommands
+	} else if msg := decodeValue(v, reflect.ValueOf(&cmd.Command).Elem(), "command"); msg != "" {
+		return cmd, msg
+	}
+	fields, ok := claudeFields[cmd.Command]
+	if !ok {
+		return cmd, fmt.Sprintf("Unknown command %q: the memory tool's commands are %s", cut(cmd.Command, 40), claudeCommands)
+	}
+	var unknown []string
+	for k := range keys {
+		if k != "command" && !slices.Contains(fields, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return cmd, fmt.Sprintf("unknown argument %q for %s; it takes only command, %s", cut(unknown[0], 100), cmd.Command, strings.Join(fields, ", "))
+	}
+	strs := map[string]*string{
+		"path": &cmd.Path, "file_text": &cmd.FileText, "old_str": &cmd.OldStr, "new_str": &cmd.NewStr,
+		"insert_text": &cmd.InsertText, "old_path": &cmd.OldPath, "new_path": &cmd.NewPath,
+	}
+	for _, f := range fields {
+		v, ok := keys[f]
+		missing := !ok || string(bytes.TrimSpace(v)) == "null"
+		var msg string
+		switch {
+		case f == "view_range":
+			if !missing {
+				cmd.ViewRange, msg = decodeViewRange(v)
+			}
+		case missing:
+			msg = "missing required argument " + f + " for " + cmd.Command
+			if f == "new_str" {
+				msg += ` (use "" to delete old_str)`
+			}
+		case f == "insert_line":
+			msg = decodeValue(v, reflect.ValueOf(&cmd.InsertLine).Elem(), f)
+		default:
+			msg = decodeValue(v, reflect.ValueOf(strs[f]).Elem(), f)
+		}
+		if msg != "" {
+			return cmd, msg
+		}
+	}
+	return cmd, ""
+}
+
+// decodeViewRange decodes view_range: two whole numbers.
+func decodeViewRange(raw json.RawMessage) ([]int, string) {
+	const bad = "Invalid `view_range`. It should be a list of two integers."
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil || len(items) != 2 {
+		return nil, bad
+	}
+	r := make([]int, 2)
+	for i, item := range items {
+		if decodeValue(item, reflect.ValueOf(&r[i]).Elem(), "view_range") != "" {
+			return nil, bad
+		}
+	}
+	return r, ""
+}
+
+// claudePath is a /memories path seen through the store's grammar.
+type claudePath struct {
+	shown string // the path for messages: "/memories/facts/user.md"
+	rel   string // the store's path: "facts/user.md"; "", "facts" or "episodes" for a folder
+	dir   bool
+}
+
+// claudeResolve maps a memory tool path to the store, for command cmd; it
+// returns a model-facing text when the path is not one.
+func (s *Store) claudeResolve(cmd, p string) (claudePath, string) {
+	shown := quoteIfOdd(p)
+	rest, ok := strings.CutPrefix(p, claudeRoot)
+	if !ok || (rest != "" && rest[0] != '/') {
+		return claudePath{}, "Path must start with " + claudeRoot + ", got: " + shown + ". The memory files are " + s.claudeFiles()
+	}
+	if slices.Contains(strings.Split(p, "/"), "..") {
+		if clean := path.Clean(p); clean != claudeRoot && !strings.HasPrefix(clean, claudeRoot+"/") {
+			return claudePath{}, "Path " + shown + " would escape " + claudeRoot + " directory"
+		}
+	}
+	switch rel := strings.TrimPrefix(rest, "/"); strings.TrimSuffix(rel, "/") {
+	case "":
+		return claudePath{shown: claudeRoot, dir: true}, ""
+	case factsDir, episodesDir:
+		rel = strings.TrimSuffix(rel, "/")
+		return claudePath{shown: claudeRoot + "/" + rel, rel: rel, dir: true}, ""
+	default:
+		op := map[string]string{"view": "read", "create": "write"}[cmd]
+		if strings.HasPrefix(rel, "/") {
+			return claudePath{}, "The path " + shown + " has an empty segment (a doubled slash). The memory files are " + s.claudeFiles()
+		}
+		if _, err := s.resolve(cmp.Or(op, "patch"), rel); err != nil {
+			var me *Error
+			errors.As(err, &me)
+			lead := "The path " + shown + " does not exist. Please provide a valid path"
+			if cmd == "create" {
+				lead = "File " + shown + " cannot be created"
+			}
+			return claudePath{}, lead + ": " + me.what + ". Memory here is a closed set of files: " + s.claudeFiles()
+		}
+		return claudePath{shown: claudeRoot + "/" + rel, rel: rel}, ""
+	}
+}
+
+// claudeFiles names the files memory may hold, as memory tool paths.
+func (s *Store) claudeFiles() string {
+	var b strings.Builder
+	for _, f := range s.opts.FactFiles {
+		b.WriteString(claudeRoot + "/" + factPath(f.Name) + ", ")
+	}
+	month := s.now().Format("2006-01")
+	b.WriteString("and one file a month, " + claudeRoot + "/" + episodesDir + "/YYYY-MM.md (this month's is " + claudeRoot + "/" + monthPath(month) + ")")
+	return b.String()
+}
+
+// view
+
+// claudeView shows a folder's files or a file's numbered lines.
+func (c *Session) claudeView(ctx context.Context, p string, rng []int) (ToolResult, error) {
+	cp, msg := c.s.claudeResolve("view", p)
+	switch {
+	case msg != "":
+		return claudeFail(msg)
+	case cp.dir:
+		return c.s.claudeList(ctx, cp)
+	}
+	return c.do(ctx, "read", func() (ToolResult, error) {
+		text, err := c.s.Read(ctx, cp.rel)
+		if errors.Is(err, ErrNotFound) {
+			msg := "The path " + cp.shown + " does not exist. Please provide a valid path."
+			if parts := c.s.claudeParts(ctx, cp.rel); parts != "" {
+				msg += " " + parts
+			} else {
+				msg += " It can be made with create."
+			}
+			return claudeFail(msg)
+		}
+		if err != nil {
+			return c.claudeError(cp, err)
+		}
+		b := []byte(text)
+		lines := splitLines(shownText(b))
+		first, last := 1, len(lines)
+		if rng != nil {
+			if msg := checkViewRange(rng, len(lines)); msg != "" {
+				return claudeFail(msg)
+			}
+			first = rng[0]
+			if rng[1] != -1 {
+				last = rng[1]
+			}
+		}
+		var out strings.Builder
+		out.WriteString("Here's the content of " + cp.shown + " with line numbers:")
+		size, shown := 0, first-1
+		var notes []string
+		for i := first; i <= last; i++ {
+			line := lines[i-1]
+			if size+len(line) > readMax {
+				if i == first {
+					// One line longer than a view shows: its start.
+					cutAt := readMax
+					for cutAt > 0 && !utf8.RuneStart(line[cutAt]) {
+						cutAt--
+					}
+					fmt.Fprintf(&out, "\n%6d\t%s", i, line[:cutAt])
+					notes = append(notes, fmt.Sprintf("line %d is %s bytes, longer than a view shows at once, so only its first %s are shown", i, thousands(len(line)), thousands(cutAt)))
+					shown = i
+				}
+				break
+			}
+			size += len(line) + 1
+			fmt.Fprintf(&out, "\n%6d\t%s", i, line)
+			shown = i
+		}
+		if shown < last {
+			notes = append(notes, fmt.Sprintf("the file has %s lines and a view shows about %s bytes at once: lines %d-%d are shown; view with view_range [%d, %d] for more",
+				thousands(len(lines)), thousands(readMax), first, shown, shown+1, last))
+		}
+		if first == 1 && shown == len(lines) && len(notes) == 0 {
+			// Only a view of the whole file lets the conversation replace it
+			// or edit it without a version, as a whole memory_read does.
+			c.saw(cp.rel, b)
+		}
+		if !isText(b) {
+			notes = append(notes, "the file holds bytes that are not text (NUL bytes or invalid UTF-8, from an edit outside memory), shown as \uFFFD; str_replace and insert cannot change it: create it again with the whole corrected text")
+		}
+		if parts := c.s.claudeParts(ctx, cp.rel); parts != "" {
+			notes = append(notes, parts)
+		}
+		if len(notes) > 0 {
+			out.WriteString("\n\nNote: " + strings.Join(notes, ". ") + ".")
+		}
+		return ToolResult{Text: out.String()}, nil
+	})
+}
+
+// checkViewRange checks view_range against a file of n lines, as the text
+// editor tool's reference implementation does.
+func checkViewRange(r []int, n int) string {
+	shown := fmt.Sprintf("[%d, %d]", r[0], r[1])
+	switch first, last := r[0], r[1]; {
+	case first < 1 || first > n:
+		return fmt.Sprintf("Invalid `view_range`: %s. Its first element `%d` should be within the range of lines of the file: [1, %d]", shown, first, n)
+	case last > n:
+		return fmt.Sprintf("Invalid `view_range`: %s. Its second element `%d` should be smaller than the number of lines in the file: `%d`", shown, last, n)
+	case last != -1 && last < first:
+		return fmt.Sprintf("Invalid `view_range`: %s. Its second element `%d` should be larger or equal than its first `%d`", shown, last, first)
+	}
+	return ""
+}
+
+// splitLines splits text into its lines, without their "\n": "a\nb\n" and
+// "a\nb" are two lines, "" none.
+func splitLines(text string) []string {
+	if text == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+}
+
+// claudeParts says where the older entries of the month whose file is at
+// rel are, as memory tool paths: "" when rel is not a month's file or the
+// month has no parts.
+func (s *Store) claudeParts(ctx context.Context, rel string) string {
+	month, ok := monthOfPath(rel)
+	if !ok {
+		return ""
+	}
+	months, _ := s.monthsIn(ctx, episodesDir)
+	for _, m := range months {
+		if m.month != month || len(m.parts) == 0 {
+			continue
+		}
+		first, last := claudeRoot+"/"+partPath(month, m.parts[0]), claudeRoot+"/"+partPath(month, m.parts[len(m.parts)-1])
+		if first == last {
+			return "The month's older entries are in " + first
+		}
+		return fmt.Sprintf("The month's older entries are in %d full parts, %s to %s", len(m.parts), first, last)
+	}
+	return ""
+}
+
+// claudeList renders the memory files in the folder cp (the root, facts or
+// episodes) as the reference's directory view does, followed by a note on
+// the closed set of files.
+func (s *Store) claudeList(ctx context.Context, cp claudePath) (ToolResult, error) {
+	const op = "view"
+	end, err := s.begin(ctx, op, "")
+	if err != nil {
+		return ToolResult{}, err
+	}
+	defer end()
+	entries, err := s.files(ctx)
+	partial := err != nil
+	if err != nil && (stops(err) || !personal(err)) {
+		return ToolResult{}, hostErr(op, "", err)
+	}
+	// The folders and their files, by name, as the reference sorts them.
+	type item struct {
+		name string
+		size int64
+	}
+	folders := map[string][]item{factsDir: nil, episodesDir: nil}
+	for _, e := range entries {
+		dir, name := path.Split(e.Name)
+		dir = strings.TrimSuffix(dir, "/")
+		if _, ok := folders[dir]; ok {
+			folders[dir] = append(folders[dir], item{name, e.Size})
+		}
+	}
+	var lines []string
+	var total int64
+	for _, dir := range []string{episodesDir, factsDir} {
+		if cp.rel != "" && cp.rel != dir {
+			continue
+		}
+		items := folders[dir]
+		slices.SortFunc(items, func(a, b item) int { return strings.Compare(a.name, b.name) })
+		var sum int64
+		var files []string
+		for _, it := range items {
+			sum += it.size
+			files = append(files, claudeSize(it.size)+"\t"+claudeRoot+"/"+dir+"/"+it.name)
+		}
+		total += sum
+		if cp.rel == "" {
+			lines = append(lines, claudeSize(sum)+"\t"+claudeRoot+"/"+dir+"/")
+		}
+		lines = append(lines, files...)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Here're the files and directories up to 2 levels deep in %s, excluding hidden items and node_modules:\n%s\t%s", cp.shown, claudeSize(total), cp.shown)
+	for _, l := range lines {
+		b.WriteString("\n" + l)
+	}
+	b.WriteString("\n\nNote: memory here is a closed set of files. " + s.claudeSet())
+	if partial {
+		b.WriteString(" Some memory files could not be listed (" + unreadable("the memory folder/", err) + ").")
+	}
+	return ToolResult{Text: b.String()}, nil
+}
+
+// claudeSet describes the closed set of files for a directory view.
+func (s *Store) claudeSet() string {
+	facts := make([]string, len(s.opts.FactFiles))
+	for i, f := range s.opts.FactFiles {
+		facts[i] = f.Name
+		if f.Purpose != "" {
+			facts[i] += " (" + f.Purpose + ")"
+		}
+	}
+	return claudeRoot + "/" + factsDir + "/ holds " + strings.Join(facts, ", ") + ": they are loaded into every prompt and together may hold at most " + thousands(s.opts.FactsBudget) + " bytes, so keep them condensed. " +
+		claudeRoot + "/" + episodesDir + "/ holds one file a month, YYYY-MM.md (this month's is " + s.now().Format("2006-01") + ".md), and a busy month's full older parts (YYYY-MM.001.md, …). " +
+		"A missing one of these files can be made with create; no other file or folder can, and none can be deleted or renamed."
+}
+
+// claudeSize renders a size as the reference's listing does: 0B, 512B,
+// 1.5K, 4K, 2.3M.
+func claudeSize(n int64) string {
+	units := []string{"B", "K", "M", "G"}
+	i, v := 0, float64(n)
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if v == float64(int64(v)) {
+		return strconv.FormatInt(int64(v), 10) + units[i]
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + units[i]
+}
+
+// create
+
+func (c *Session) claudeCreate(ctx context.Context, p, text string) (ToolResult, error) {
+	cp, msg := c.s.claudeResolve("create", p)
+	switch {
+	case msg != "":
+		return claudeFail(msg)
+	case cp.dir:
+		return claudeFail("The path " + cp.shown + " is a directory: create makes a file. The memory files are " + c.s.claudeFiles())
+	}
+	data := text
+	if data != "" && !strings.HasSuffix(data, "\n") {
+		data += "\n"
+	}
+	if err := cmp.Or(checkText("write", cp.rel, "file_text", text), checkClosed("write", cp.rel, "file_text", []byte(data))); err != nil {
+		return claudeFail(hint(err))
+	}
+	return c.do(ctx, "write", func() (ToolResult, error) {
+		var old []byte
+		written, err := c.s.write(ctx, cp.rel, text, c.claudeGuard("create", cp, &old))
+		if err != nil {
+			return c.claudeError(cp, err)
+		}
+		c.changed(cp.rel, old, written)
+		res := "File created successfully at: " + cp.shown
+		if old != nil {
+			res += " (it replaces the text the file held)"
+		}
+		if string(written) != data {
+			res += `. The file was given the "# " title and "> Summary:" line every memory file starts with, so its line numbers differ from file_text's: view it before an insert`
+		}
+		return ToolResult{Text: res}, nil
+	})
+}
+
+// str_replace
+
+func (c *Session) claudeReplace(ctx context.Context, p, oldStr, newStr string) (ToolResult, error) {
+	cp, msg := c.s.claudeResolve("str_replace", p)
+	switch {
+	case msg != "":
+		return claudeFail(msg)
+	case cp.dir:
+		return claudeFail(claudeNoFile(cp))
+	case oldStr == "":
+		return claudeFail("No replacement was performed, old_str is empty. Copy the exact text to replace from a view of " + cp.shown)
+	}
+	if err := checkText("patch", cp.rel, "new_str", newStr); err != nil {
+		return claudeFail(hint(err))
+	}
+	return c.do(ctx, "patch", func() (ToolResult, error) {
+		var old []byte
+		data, err := c.s.patch(ctx, cp.rel, []Patch{{OldText: oldStr, NewText: newStr}}, c.claudeGuard("str_replace", cp, &old))
+		if errors.Is(err, ErrPatchFailed) {
+			return claudeFail(claudeNoMatch(cp, string(old), oldStr))
+		}
+		if err != nil {
+			return c.claudeError(cp, err, old)
+		}
+		c.changed(cp.rel, old, data)
+		// The lines the replacement spans, with two lines around them.
+		at := strings.Index(string(old), oldStr)
+		from := strings.Count(string(old[:at]), "\n") + 1
+		to := from + strings.Count(newStr, "\n")
+		return ToolResult{Text: "The memory file has been edited. Here is the snippet showing the change (with line numbers):" + numbered(splitLines(string(data)), from-2, to+2)}, nil
+	})
+}
+
+// claudeNoMatch words a failed str_replace of old_str in text, the file's
+// content: not found, or found more than once, with the lines it starts on.
+func claudeNoMatch(cp claudePath, text, oldStr string) string {
+	const most = 100
+	var lines []string
+	n, rest, at := 0, text, 0
+	for n <= most {
+		i := strings.Index(rest, oldStr)
+		if i < 0 {
+			break
+		}
+		n++
+		line := strconv.Itoa(strings.Count(text[:at+i], "\n") + 1)
+		if len(lines) == 0 || lines[len(lines)-1] != line {
+			lines = append(lines, line)
+		}
+		_, size := utf8.DecodeRuneInString(rest[i:])
+		rest, at = rest[i+size:], at+i+size
+	}
+	shown := cut(oldStr, 200)
+	if n == 0 {
+		return "No replacement was performed, old_str `" + shown + "` did not appear verbatim in " + cp.shown + "."
+	}
+	list := strings.Join(lines, ", ")
+	if n > most {
+		list += fmt.Sprintf(", … (more than %d occurrences)", most)
+	}
+	return "No replacement was performed. Multiple occurrences of old_str `" + shown + "` in lines: " + list + ". Please ensure it is unique"
+}
+
+// numbered renders lines from to to (1-based, clamped to the file) as a
+// view does, each on a line of its own after a newline.
+func numbered(lines []string, from, to int) string {
+	var b strings.Builder
+	for i := max(from, 1); i <= min(to, len(lines)); i++ {
+		fmt.Fprintf(&b, "\n%6d\t%s", i, lines[i-1])
+	}
+	return b.String()
+}
+
+// insert
+
+func (c *Session) claudeInsert(ctx context.Context, p string, line int, text string) (ToolResult, error) {
+	const op = "insert"
+	cp, msg := c.s.claudeResolve(op, p)
+	switch {
+	case msg != "":
+		return claudeFail(msg)
+	case cp.dir:
+		return claudeFail(claudeNoFile(cp))
+	}
+	if err := checkText(op, cp.rel, "insert_text", text); err != nil {
+		return claudeFail(hint(err))
+	}
+	block := strings.TrimSuffix(text, "\n") + "\n"
+	return c.do(ctx, op, func() (ToolResult, error) {
+		t, end, err := c.s.start(ctx, op, cp.rel)
+		if err != nil {
+			return c.claudeError(cp, err)
+		}
+		defer end()
+		var old []byte
+		data, err := c.s.update(ctx, op, t, c.claudeGuard(op, cp, &old), func(_ context.Context, cur []byte) ([]byte, error) {
+			switch {
+			case cur == nil:
+				return nil, modelErr(op, t.path, ErrNotFound, t.path+" does not exist", "")
+			case !isText(cur):
+				return nil, claudeError(claudeNotText(cp))
+			}
+			if n := len(splitLines(string(cur))); line < 0 || line > n {
+				return nil, claudeError(fmt.Sprintf("Invalid `insert_line` parameter: %d. It should be within the range of lines of the file: [0, %d]", line, n))
+			}
+			at := 0
+			for range line {
+				if i := bytes.IndexByte(cur[at:], '\n'); i >= 0 {
+					at += i + 1
+				} else {
+					at = len(cur)
+				}
+			}
+			var b bytes.Buffer
+			b.Write(cur[:at])
+			if at > 0 && cur[at-1] != '\n' {
+				// After a last line that has no newline: end it first.
+				b.WriteByte('\n')
+			}
+			b.WriteString(block)
+			b.Write(cur[at:])
+			data := b.Bytes()
+			// The block is whole lines of text checked as model text, put in
+			// at a line's start, so it brings no lone carriage return and no
+			// deeper nesting (both are a line's own); but an open fence in it
+			// would take in every line after it.
+			if !markdown.Closed(data) && markdown.Closed(cur) {
+				return nil, claudeError("No insertion was performed: the file would end inside an open block (a ``` or ~~~ code fence, an HTML comment, or an HTML block such as <pre>), so anything after it would fall inside; close the block in insert_text")
+			}
+			return data, nil
+		})
+		if err != nil {
+			return c.claudeError(cp, err, old)
+		}
+		c.changed(cp.rel, old, data)
+		return ToolResult{Text: "The file " + cp.shown + " has been edited."}, nil
+	})
+}
+
+// errors
+
+// claudeError is a model error worded for the memory tool, passed as it
+// is through the store's operations to ClaudeMemory's result.
+type claudeError string
+
+func (e claudeError) Error() string { return string(e) }
+
+// claudeNoFile answers str_replace or insert on a folder: as the
+// documentation says, a file that does not exist.
+func claudeNoFile(cp claudePath) string {
+	return "The path " + cp.shown + " does not exist. Please provide a valid path. It is a directory: give the path of a file in it, one of " + claudeRoot + "/" + factsDir + "/… or " + claudeRoot + "/" + episodesDir + "/YYYY-MM.md"
+}
+
+func claudeNotText(cp claudePath) string {
+	return "The file " + cp.shown + " holds bytes that are not text (NUL bytes or invalid UTF-8, from an edit outside memory), so str_replace and insert cannot change it: view it, then create it again with the whole corrected text"
+}
+
+// claudeGuard is the conversation's guard (see Session.guard) for a change
+// made by the memory tool's command cmd, worded in the memory tool's terms.
+// It keeps the content it vetted in *before.
+func (c *Session) claudeGuard(cmd string, cp claudePath, before *[]byte) guard {
+	check := c.guard(nil, before)
+	return func(op string, t target, old []byte) error {
+		_, known := c.seen[t.path]
+		if check(op, t, old) == nil {
+			return nil
+		}
+		again := "view it (whole, without view_range) to see its current text, then " + cmd + " again"
+		switch {
+		case old == nil:
+			return claudeError("File " + cp.shown + " was deleted since you last viewed it: nothing was changed. If it should exist again, create it")
+		case !known && cmd == "create":
+			return claudeError("File " + cp.shown + " already exists and was not viewed in this conversation, so create would overwrite text you have not seen: nothing was changed. " +
+				"view it first (whole, without view_range), then create it with the whole new text, or change part of it with str_replace or insert")
+		case !known:
+			return claudeError("File " + cp.shown + " was not viewed in this conversation: nothing was changed. " + again)
+		default:
+			return claudeError("File " + cp.shown + " changed since you last viewed it (edited by a person or another agent): nothing was changed. " + again)
+		}
+	}
+}
+
+// claudeError turns an error of the store's operations into the memory
+// tool's result: a model error worded in its terms, or a host error. old,
+// when given, is the file's content the change was made on.
+func (c *Session) claudeError(cp claudePath, err error, old ...[]byte) (ToolResult, error) {
+	var ce claudeError
+	var me *Error
+	switch {
+	case errors.As(err, &ce):
+		return claudeFail(string(ce))
+	case !errors.As(err, &me):
+		return errResult(err)
+	case errors.Is(err, ErrNotFound):
+		return claudeFail("The path " + cp.shown + " does not exist. Please provide a valid path. It can be made with create.")
+	case errors.Is(err, ErrBudgetExceeded):
+		return claudeFail(me.what + "; nothing was written. Keep only the facts worth loading into every prompt, one short line each: " +
+			"shorten this change, or condense the fact files first (view one, then str_replace its outdated lines or create it again with a shorter text)")
+	case errors.Is(err, ErrInvalidContent) && len(old) > 0 && old[0] != nil && !isText(old[0]):
+		return claudeFail(claudeNotText(cp))
+	case errors.Is(err, ErrInvalidContent):
+		// The store's advice may name its own tools: keep what was wrong.
+		return claudeFail(me.what + "; nothing was changed")
+	}
+	return claudeFail(me.Hint)
+}
+
+// hint is the model-facing text of a model error of the store.
+func hint(err error) string {
+	var me *Error
+	errors.As(err, &me)
+	return me.Hint
+}

@@ -81,6 +81,12 @@ import (
 //     is shown with U+FFFD and can only be replaced whole.
 //   - create of a file without a "# " title or "> Summary:" line gets them,
 //     as memory_write does, and the result says so: line numbers shift.
+//   - A folder's size in a directory view is the sum of its memory files'
+//     sizes, not the size of the folder's own entry (4.0K on most disks).
+//   - Error texts start with the reference's sentence where it has one and
+//     then say what to do here (view first, the closed set of files, the
+//     budget); the "Error: " prefix is left to the caller, as
+//     ToolResult.Content and the SDKs' tool runners add it.
 
 // claudeRoot is where the memory tool's paths start.
 const claudeRoot = "/memories"
@@ -120,9 +126,15 @@ type claudeCommand struct {
 // memory files with their sizes or shows a file's numbered lines (honouring
 // view_range), create writes a whole file, str_replace is one patch, insert
 // adds lines after insert_line; delete and rename are refused, as the files
-// are a closed set. The result texts and errors are worded as Anthropic's
-// reference implementation words them (see claude.go for the sources and
-// the deliberate differences).
+// are a closed set, with a text that says what to do instead. The result
+// texts and errors are worded as Anthropic's reference implementation
+// (BetaLocalFilesystemMemoryTool of its Python and TypeScript SDKs) words
+// them. Where this store differs: create also replaces a file the
+// conversation has viewed (the reference refuses any existing file); lines
+// are counted as a person counts them ("a\nb\n" has two); a view shows
+// about 128 KiB of lines at once and says how to see the rest; a folder's
+// size is that of its memory files. The comment at the top of claude.go
+// lists the sources and every difference.
 //
 // Changes keep every guarantee of the memory_* tools: the facts budget,
 // atomic replacement, the grammar, and the conversation's guard: create

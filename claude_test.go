@@ -110,6 +110,7 @@ func TestClaudeMemoryView(t *testing.T) {
 	writeFile(t, dir, "facts/other.md", "not a configured fact file\n")
 	writeFile(t, dir, "episodes/2026-13.md", "not a month\n")
 	writeFile(t, dir, "episodes/.hidden.md", "hidden\n")
+	writeFile(t, dir, "episodes/archive/2025-06.md", "# 2025-06 Episodes\n")
 	lines := func(first, last int) string {
 		var b strings.Builder
 		all := strings.Split(strings.TrimSuffix(userFacts, "\n"), "\n")
@@ -167,6 +168,7 @@ func TestClaudeMemoryView(t *testing.T) {
 			want: "The path /memories/episodes/2025-09.md does not exist. Please provide a valid path. It can be made with create."},
 		{name: "missing month with parts", input: cmd("command", "view", "path", "/memories/episodes/2026-02.md"), isErr: true,
 			want: "The path /memories/episodes/2026-02.md does not exist. Please provide a valid path. The month's older entries are in 2 full parts, /memories/episodes/2026-02.002.md to /memories/episodes/2026-02.003.md"},
+		{name: "an archived original", input: cmd("command", "view", "path", "/memories/episodes/archive/2025-06.md"), want: "Here's the content of /memories/episodes/archive/2025-06.md with line numbers:\n     1\t# 2025-06 Episodes"},
 		{name: "a part", input: cmd("command", "view", "path", "/memories/episodes/2026-02.002.md"), want: "Here's the content of /memories/episodes/2026-02.002.md with line numbers:\n     1\tpart two"},
 		{name: "not a memory file", input: cmd("command", "view", "path", "/memories/notes.md"), isErr: true, prefix: true,
 			want: "The path /memories/notes.md does not exist. Please provide a valid path: notes.md is not a memory file. Memory here is a closed set of files: /memories/facts/user.md, /memories/facts/memory.md, and one file a month, /memories/episodes/YYYY-MM.md (this month's is /memories/episodes/2026-02.md)"},

@@ -713,3 +713,54 @@ func TestClaudeMemoryHostErrors(t *testing.T) {
 	_, err = fc.ClaudeMemory(context.Background(), json.RawMessage(cmd("command", "insert", "path", "/memories/facts/user.md", "insert_line", 0, "insert_text", "x")))
 	require.ErrorIs(t, err, broken)
 }
+
+// FuzzClaudeMemory: whatever command the model sends, ClaudeMemory gives a
+// result, never a host error on a sound store, and every file in the
+// directory afterwards is a memory file or the store's own (its lock):
+// nothing outside the grammar is made, and a file outside the directory is
+// never shown.
+func FuzzClaudeMemory(f *testing.F) {
+	for _, in := range []string{
+		cmd("command", "view", "path", "/memories"),
+		cmd("command", "view", "path", "/memories/episodes/2026-01.md"),
+		cmd("command", "view", "path", "/memories/../secret.md"),
+		cmd("command", "create", "path", "/memories/facts/memory.md", "file_text", "- x"),
+		cmd("command", "create", "path", "/memories/notes/a.md", "file_text", "x"),
+		cmd("command", "create", "path", "/memories/facts/../x.md", "file_text", "x"),
+		cmd("command", "str_replace", "path", "/memories/facts/user.md", "old_str", "# User", "new_str", "# U"),
+		cmd("command", "insert", "path", "/memories/facts/user.md", "insert_line", 1, "insert_text", "x"),
+		cmd("command", "delete", "path", "/memories/facts/user.md"),
+		cmd("command", "rename", "old_path", "/memories/facts/user.md", "new_path", "/memories/x.md"),
+		`{"command":"view","path":"/memories/episodes/2026-01.md","view_range":[1,-1]}`,
+		`{"command":"insert","path":"/memories/facts/user.md","insert_line":-5,"insert_text":""}`,
+	} {
+		f.Add(in)
+	}
+	dir := f.TempDir()
+	root := filepath.Join(dir, "memory")
+	s, err := memory.Open(root, &memory.Options{Now: feb26})
+	require.NoError(f, err)
+	f.Cleanup(func() { s.Close() })
+	require.NoError(f, os.WriteFile(filepath.Join(dir, "secret.md"), []byte("SECRET"), 0o644))
+	require.NoError(f, os.Symlink(filepath.Join(dir, "secret.md"), filepath.Join(root, "episodes", "2026-01.md")))
+	require.NoError(f, os.WriteFile(filepath.Join(root, "facts", "user.md"), []byte("# User\n"), 0o644))
+
+	f.Fuzz(func(t *testing.T, input string) {
+		c := s.NewSession()
+		claude(t, c, cmd("command", "view", "path", "/memories/facts/user.md"))
+		r, err := c.ClaudeMemory(context.Background(), json.RawMessage(input))
+		require.NoError(t, err, input)
+		require.NotContains(t, r.Text, "SECRET", input)
+		require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			rel = filepath.ToSlash(rel)
+			if rel != ".lock" && !grammar.MatchString(rel) {
+				t.Fatalf("%s made %s, outside the grammar", input, rel)
+			}
+			return nil
+		}))
+	})
+}

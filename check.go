@@ -1,0 +1,492 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/mdmemory/memory/internal/markdown"
+)
+
+// Check: a lint of the memory files for the person who edits them. Every
+// decision is the one the library makes when it uses a file: a path is a
+// memory file when the sandbox (resolve) takes it, an entry is dated when
+// search dates it, a block is open when an append would refuse the file.
+// Check only reports; it changes nothing.
+
+// A Finding is one thing [Store.Check] found that a person should look at:
+// where it is, what is wrong and what it does to the memory, and what to
+// do about it.
+type Finding struct {
+	// Path is the file, relative and slash-separated ("facts/user.md"),
+	// or a folder ending in "/" ("facts/" for the facts budget).
+	Path string `json:"path"`
+	// Line is the 1-based line the finding is about; 0 when it is about
+	// the whole file or folder.
+	Line int `json:"line"`
+	// Problem says what is wrong and what it does to the memory.
+	Problem string `json:"problem"`
+	// Fix says what to do, as a sentence for a person.
+	Fix string `json:"fix"`
+	// Warning marks a finding that needs no change when the person meant
+	// it so: a file outside facts/ and episodes/, which the library leaves
+	// alone by design, and text of a fact file outside its bullets, which
+	// goes into prompts but which search does not find.
+	Warning bool `json:"warning,omitempty"`
+}
+
+// Check reads every file of the store as the library reads it and reports
+// what a person should look at, sorted by path, then line:
+//
+//   - files the library ignores: in facts/ a name that is not one of
+//     Options.FactFiles (facts/notes.md), in episodes/ a name that is not a
+//     real month (episodes/2026-13.md), other extensions, folders inside
+//     them; and, as warnings, files elsewhere in the root, which the
+//     library leaves alone by design;
+//   - files and folders that cannot be read (permissions, a symbolic link
+//     that leads out of the directory);
+//   - a file without its "# " title or "> Summary:" line, or with an empty
+//     summary;
+//   - in month files (and their parts and archived originals): text that
+//     is in no "## " entry, an entry with an empty heading, without a
+//     "- Date:" line (it never shows among the latest entries), with a date
+//     not written YYYY-MM-DD, or dated outside the file's month; a month's
+//     file that starts with the entries of its newest part again, as a
+//     crash between a seal's two steps leaves it;
+//   - in fact files, as a warning, text outside "- " bullets;
+//   - what the tools would refuse to write: bytes that are not UTF-8 text,
+//     a carriage return that does not end a line, lists or blockquotes
+//     nested more than 32 deep, a block left open at the end (a ``` fence,
+//     an HTML comment or block: every append to the file is refused), a file
+//     over 1 MiB;
+//   - the fact files together over Options.FactsBudget.
+//
+// Check changes nothing. A file changed while it runs is seen as it was
+// when it was read. An empty slice, not nil, means nothing was found.
+// Check returns an error for a done context, a closed store ([ErrClosed]),
+// and a backend that cannot list or read for another reason than a
+// person's mistake in the folder (the network, the server): those mistakes
+// are findings.
+func (s *Store) Check(ctx context.Context) ([]Finding, error) {
+	const op = "check"
+	end, err := s.begin(ctx, op, "")
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+
+	all, err := s.b.List(ctx, "")
+	if err != nil {
+		return nil, hostErr(op, "", err)
+	}
+	c := &checker{s: s, out: []Finding{}, months: map[string][]byte{}}
+	var entries []Entry
+	for _, e := range all {
+		if top, _, _ := strings.Cut(e.Name, "/"); !strings.Contains(e.Name, "/") || top != factsDir && top != episodesDir {
+			entries = append(entries, e)
+		}
+	}
+	// Each folder on its own as well: on a directory the whole listing
+	// skips a folder it cannot read, and only the folder's own says so.
+	var facts []Entry
+	factsOK := true
+	for _, dir := range []string{factsDir, episodesDir} {
+		in, err := s.b.List(ctx, dir)
+		if err != nil {
+			factsOK = factsOK && dir != factsDir
+			if stops(err) || !personal(err) {
+				return nil, hostErr(op, dir, err)
+			}
+			if !slices.ContainsFunc(all, func(e Entry) bool { return e.Name == dir }) {
+				c.unreadable(dir+"/", err)
+			}
+		}
+		if dir == factsDir {
+			facts = in
+		}
+		entries = append(entries, in...)
+	}
+
+	for _, e := range entries {
+		t, err := s.resolve("read", e.Name)
+		if err != nil {
+			c.ignored(e.Name)
+			continue
+		}
+		if err := c.file(ctx, t); err != nil {
+			return nil, hostErr(op, t.path, err)
+		}
+	}
+	if err := c.factFiles(ctx, facts, factsOK); err != nil {
+		return nil, hostErr(op, factsDir, err)
+	}
+	c.sealed(entries)
+	slices.SortStableFunc(c.out, func(a, b Finding) int {
+		if n := strings.Compare(a.Path, b.Path); n != 0 {
+			return n
+		}
+		return a.Line - b.Line
+	})
+	return c.out, nil
+}
+
+// checker gathers the findings of one Check.
+type checker struct {
+	s      *Store
+	out    []Finding
+	months map[string][]byte // the months' files and parts read, for sealed
+}
+
+func (c *checker) add(p string, line int, problem, fix string) {
+	c.out = append(c.out, Finding{Path: p, Line: line, Problem: problem, Fix: fix})
+}
+
+func (c *checker) warn(p string, line int, problem, fix string) {
+	c.out = append(c.out, Finding{Path: p, Line: line, Problem: problem, Fix: fix, Warning: true})
+}
+
+// factNames lists the configured fact files: "facts/user.md or facts/memory.md".
+func (c *checker) factNames() string {
+	names := make([]string, len(c.s.opts.FactFiles))
+	for i, f := range c.s.opts.FactFiles {
+		names[i] = factPath(f.Name)
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// ignored reports a file the sandbox does not take, and so the library
+// never reads, and says why in a person's terms.
+func (c *checker) ignored(name string) {
+	const ignored = ", so the library ignores it: no agent sees what it holds"
+	top, rest, nested := strings.Cut(name, "/")
+	dir, base := path.Split(name)
+	stem := strings.TrimSuffix(base, path.Ext(base))
+	switch {
+	case !nested && (top == factsDir || top == episodesDir):
+		c.add(name, 0, "a file where the folder "+top+"/ belongs"+ignored,
+			"Rename or remove it, and move what it holds into the memory files under "+top+"/.")
+	case top != factsDir && top != episodesDir:
+		c.warn(name, 0, "outside facts/ and episodes/"+ignored+" (the library leaves other files alone by design)",
+			"Nothing to do if it is not memory; otherwise move its facts into "+c.factNames()+", or its entries into the month files episodes/YYYY-MM.md, and remove it.")
+	case top == factsDir && dir != factsDir+"/":
+		c.add(name, 0, "in a folder inside facts/, where the library reads no file"+ignored,
+			"Move its facts into "+c.factNames()+", and remove it.")
+	case top == factsDir:
+		problem := "not one of the fact files (" + strings.ReplaceAll(c.factNames(), " or ", ", ") + ")" + ignored
+		for _, f := range c.s.opts.FactFiles {
+			if strings.ToLower(stem)+".md" == f.Name {
+				c.add(name, 0, problem, "Rename it to "+factPath(f.Name)+" (names are lower-case and end in .md), or merge it into that file if it exists.")
+				return
+			}
+		}
+		c.add(name, 0, problem, "Move its facts into "+c.factNames()+" and remove it; or, if the program using this memory lists it in Options.FactFiles, check with the same options.")
+	case strings.HasPrefix(rest, archiveDir+"/"):
+		c.add(name, 0, "not an archived month file (episodes/archive/YYYY-MM.md or YYYY-MM.NNN.md)"+ignored,
+			"Give it the name of the month file it is the original of, or remove it.")
+	case dir != episodesDir+"/":
+		problem := "in a folder inside episodes/, where the library reads no file but archive/" + ignored
+		if m, ok := monthOfName(stem); ok {
+			c.add(name, 0, problem, "Move it to "+monthPath(m)+", or merge its entries into that file if it exists.")
+			return
+		}
+		c.add(name, 0, problem, "Move its entries into the month files of their dates, episodes/YYYY-MM.md, and remove it.")
+	default:
+		problem := "not a month file (episodes/YYYY-MM.md, with a month from 01 to 12 and a year from 1000 to 9999)" + ignored
+		if m, ok := monthOfName(stem); ok {
+			c.add(name, 0, problem, "Rename it to "+monthPath(m)+", or merge its entries into that file if it exists.")
+			return
+		}
+		c.add(name, 0, problem, "Move its entries, each a \"## \" section with a \"- Date:\" line, into the month files of their dates (episodes/YYYY-MM.md), and remove it.")
+	}
+}
+
+// monthOfName reads a month from a file name's stem a person wrote loosely
+// ("2026-2", "2026-02" with another extension): "2026-02", when it names a
+// month the grammar has.
+func monthOfName(stem string) (string, bool) {
+	y, m, ok := strings.Cut(stem, "-")
+	year, err1 := strconv.Atoi(y)
+	month, err2 := strconv.Atoi(m)
+	if !ok || err1 != nil || err2 != nil || len(y) != 4 || len(m) > 2 {
+		return "", false
+	}
+	name := fmt.Sprintf("%04d-%02d", year, month)
+	return name, validMonth(name)
+}
+
+// unreadable reports a file or folder (p ends in "/") that cannot be read.
+func (c *checker) unreadable(p string, err error) {
+	what, access := "file", "read and write access to it (chmod u+rw)"
+	if strings.HasSuffix(p, "/") {
+		what, access = "folder", "read, write and search access to it (chmod u+rwx)"
+	}
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, errOutside) || errors.Is(err, errLinkedFolder):
+		c.add(p, 0, "a symbolic link the library does not follow (it leads outside the memory directory, or is a folder below the top level), so no agent sees what it holds",
+			"Replace the link with the "+what+" itself.")
+	case errors.Is(err, syscall.ENOTDIR):
+		c.add(p, 0, "cannot be read: a file stands where a folder belongs, so no agent sees it", "Rename or remove that file.")
+	case errors.As(err, &pe):
+		c.add(p, 0, "cannot be read ("+pe.Err.Error()+"), so no agent sees it", "Give the user the agent runs as "+access+".")
+	default:
+		c.add(p, 0, "cannot be read ("+err.Error()+"), so no agent sees it", "Give the user the agent runs as "+access+".")
+	}
+}
+
+// readable reads the file at p for Check. ok is false when it is gone or
+// cannot be read by a person's mistake (reported); err is a host failure.
+func (c *checker) readable(ctx context.Context, p string, limit int64) (data []byte, ok bool, err error) {
+	got, err := c.s.b.Read(ctx, p, limit)
+	var pe *fs.PathError
+	switch {
+	case err == nil:
+		return got.Data, true, nil
+	case errors.Is(err, fs.ErrNotExist) && !stops(err):
+		return nil, false, nil
+	case !stops(err) && (personal(err) || errors.As(err, &pe)):
+		c.unreadable(p, err)
+		return nil, false, nil
+	}
+	return nil, false, err
+}
+
+// factFiles reports the configured fact files that are not listed but are
+// there (a link out of the directory) when facts/ could be listed, and the
+// fact files over the budget.
+func (c *checker) factFiles(ctx context.Context, listed []Entry, listedOK bool) error {
+	sizes := map[string]int64{}
+	for _, e := range listed {
+		sizes[e.Name] = e.Size
+	}
+	total := int64(0)
+	var held []string
+	for _, f := range c.s.opts.FactFiles {
+		p := factPath(f.Name)
+		size, ok := sizes[p]
+		if !ok {
+			if !listedOK {
+				continue
+			}
+			if _, _, err := c.readable(ctx, p, 0); err != nil {
+				return err
+			}
+			continue
+		}
+		total += size
+		held = append(held, fmt.Sprintf("%s %s", p, thousands(int(size))))
+	}
+	if budget := int64(c.s.opts.FactsBudget); total > budget {
+		c.add(factsDir+"/", 0,
+			fmt.Sprintf("the fact files hold %s bytes together, over the %s-byte budget (%s): an agent may not add a fact until they are under it, only shorten them",
+				thousands(int(total)), thousands(int(budget)), strings.Join(held, ", ")),
+			fmt.Sprintf("Condense them by %s bytes or more: merge facts that say the same, drop outdated ones, keep one short line each.", thousands(int(total-budget))))
+	}
+	return nil
+}
+
+// file checks one memory file.
+func (c *checker) file(ctx context.Context, t target) error {
+	src, ok, err := c.readable(ctx, t.path, -1)
+	if !ok {
+		return err
+	}
+	if !t.archived && !t.isFact() {
+		c.months[t.path] = src
+	}
+	p := t.path
+	if len(src) > maxFileSize {
+		c.add(p, 0, fmt.Sprintf("%s bytes, over the %s-byte limit for one memory file: an agent can only shorten it, not write it whole or add to it", thousands(len(src)), thousands(maxFileSize)),
+			"Condense it, or move old entries to other files.")
+	}
+	d := markdown.Parse(src)
+	c.text(p, d)
+	c.head(t, d)
+	if t.isFact() {
+		c.factBody(p, d)
+	} else {
+		c.episodeBody(t, d)
+	}
+	return nil
+}
+
+// text reports what checkText and checkClosed refuse in model text.
+func (c *checker) text(p string, d *markdown.Doc) {
+	src := d.Src()
+	if !isText(src) {
+		at := 0
+		for at < len(src) {
+			r, n := utf8.DecodeRune(src[at:])
+			if r == 0 || r == utf8.RuneError && n == 1 {
+				break
+			}
+			at += n
+		}
+		c.add(p, lineAt(src, at), "holds bytes that are not text (a NUL byte or invalid UTF-8): agents see them as \uFFFD and cannot patch the file",
+			"Save the file as UTF-8 text, without the stray bytes.")
+	}
+	if i := loneCRAt(src); i >= 0 {
+		c.add(p, lineAt(src, i), `holds a carriage return (\r) that does not end a line with \n: markdown readers take it for a line break and the library does not, and agents cannot patch around it`,
+			`Save the file with \n (or \r\n) line endings.`)
+	}
+	line := 0
+	for l := range bytes.Lines(src) {
+		line++
+		if n := nesting(string(l)); n > maxNesting {
+			c.add(p, line, fmt.Sprintf("nests lists or blockquotes %d levels deep, more than the %d an agent may write: it cannot write the file whole", n, maxNesting),
+				"Flatten the nesting.")
+			break
+		}
+	}
+	if !markdown.Closed(src) {
+		c.add(p, lineAt(src, d.Blocks[len(d.Blocks)-1]), "the file ends inside an open block that starts here or inside the block starting here (a ``` or ~~~ code fence, an HTML comment, or an HTML block such as <pre>): every append to the file is refused, as the text added would fall inside it",
+			"Close the block: end the fence with the same ``` or ~~~, the comment with -->, the HTML block with its closing tag.")
+	}
+}
+
+// loneCRAt returns the offset of the first carriage return in src that does
+// not end a line, or -1.
+func loneCRAt(src []byte) int {
+	for i, b := range src {
+		if b == '\r' && (i+1 == len(src) || src[i+1] != '\n') {
+			return i
+		}
+	}
+	return -1
+}
+
+// lineAt returns the 1-based line of the byte at offset at.
+func lineAt(src []byte, at int) int { return 1 + bytes.Count(src[:at], []byte("\n")) }
+
+// head reports a missing title or summary line.
+func (c *checker) head(t target, d *markdown.Doc) {
+	src := d.Src()
+	line := 1
+	if d.Title.OK {
+		line = lineAt(src, d.Title.Start)
+	} else {
+		c.add(t.path, 1, `has no "# " title as its first line`, fmt.Sprintf("Add the line %q at the top.", "# "+c.s.title(t)))
+	}
+	fix := fmt.Sprintf("Add the line %q after the title (what the library would write), or a better one-line summary.", "> "+markdown.SummaryPrefix+" "+c.s.deriveSummary(t, d))
+	switch {
+	case !d.Summary.OK:
+		c.add(t.path, line, `has no "> Summary:" line right after its title: the index an agent sees first shows nothing for it`, fix)
+	case strings.TrimSpace(d.Summary.Text) == "":
+		c.add(t.path, lineAt(src, d.Summary.Start), `its "> Summary:" line is empty: the index an agent sees first shows nothing for it`, fix)
+	}
+}
+
+// factBody warns of text in a fact file outside its bullets: prompts hold
+// it, search does not find it.
+func (c *checker) factBody(p string, d *markdown.Doc) {
+	var first, n int
+	for _, at := range d.Blocks {
+		if at < d.Body().Start || slices.ContainsFunc(d.Headings, func(h markdown.Heading) bool { return h.Start == at }) || slices.ContainsFunc(d.Items, func(it markdown.Item) bool { return it.Start == at }) {
+			continue
+		}
+		if n == 0 {
+			first = at
+		}
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	problem := `text that is not a "- " bullet: it goes into prompts with the file, but memory_search does not find it`
+	if n > 1 {
+		problem += fmt.Sprintf(" (and %d more such blocks after it)", n-1)
+	}
+	c.warn(p, lineAt(d.Src(), first), problem, `Write each fact as a "- " bullet line, such as "- Language: prefers Chinese".`)
+}
+
+// episodeBody reports text outside entries and entries that are not
+// dated within the file's month.
+func (c *checker) episodeBody(t target, d *markdown.Doc) {
+	src := d.Src()
+	inEntry := func(at int) bool {
+		return slices.ContainsFunc(d.Entries, func(e markdown.Entry) bool { return e.Start <= at && at < e.End })
+	}
+	outside := false // the previous block was outside every entry: report a run once
+	for _, at := range d.Blocks {
+		if at < d.Body().Start || inEntry(at) {
+			outside = false
+			continue
+		}
+		if outside {
+			continue
+		}
+		outside = true
+		i := slices.IndexFunc(d.Headings, func(h markdown.Heading) bool { return h.Start == at })
+		switch {
+		case i >= 0 && d.Headings[i].Level == 1:
+			c.add(t.path, lineAt(src, at), `a second "# " title: the text under it, up to the next "## " heading, is in no entry, so search never finds it`,
+				`Make it a "## " entry heading with a "- Date:" line, or remove it.`)
+		case i >= 0:
+			c.add(t.path, lineAt(src, at), fmt.Sprintf(`a level-%d heading outside any entry: entries start with "## ", so this and the text under it are in no entry, and search never finds them`, d.Headings[i].Level),
+				`Make it a "## " entry heading with a "- Date:" line, or move it under an entry.`)
+		default:
+			c.add(t.path, lineAt(src, at), `text before the first "## " entry is in no entry, so search never finds it`,
+				`Put it under a "## " heading that names the task, with a "- Date:" line, or remove it.`)
+		}
+	}
+	for _, e := range d.Entries {
+		if e.Title == "" {
+			c.add(t.path, e.Line, `the entry's "## " heading is empty`, "Name the task in the heading.")
+		}
+		example := fmt.Sprintf("- Date: %s-DD", t.month)
+		switch {
+		case e.Date == "":
+			c.add(t.path, e.Line, `the entry has no "- Date:" line: it never shows among the latest entries, and searches by date leave it out`,
+				fmt.Sprintf("Add the line %q under its heading, with the day the task happened.", example))
+		case !validDate(e.Date):
+			c.add(t.path, dateLine(d, e), fmt.Sprintf("the entry's date %q is not written YYYY-MM-DD, so the entry counts as undated: it never shows among the latest entries, and searches by date leave it out", cut(printable(e.Date), 40)),
+				fmt.Sprintf("Write it as %q.", example))
+		case e.Date[:7] != t.month:
+			c.add(t.path, dateLine(d, e), fmt.Sprintf("the entry is dated %s, outside %s, the month of this file: entries are kept in the file of their month, and compaction condenses them with it", e.Date, t.month),
+				fmt.Sprintf("Move the entry to %s, or correct its date.", monthPath(e.Date[:7])))
+		}
+	}
+}
+
+// dateLine returns the line of the entry's "- Date:" bullet, the first
+// one, as Parse takes it.
+func dateLine(d *markdown.Doc, e markdown.Entry) int {
+	i := slices.IndexFunc(d.Items, func(it markdown.Item) bool {
+		return it.Start >= e.Start && it.Start < e.End && strings.HasPrefix(it.Text, "Date:")
+	})
+	return d.Items[i].Line // e.Date is set: Parse found the bullet
+}
+
+// sealed reports a month's file that starts with the entries of the
+// month's newest part again: a crash between a seal's two steps left them
+// in both.
+func (c *checker) sealed(entries []Entry) {
+	newest := map[string]int{}
+	for _, e := range entries {
+		if m, part, ok := episodeName(strings.TrimPrefix(e.Name, episodesDir+"/")); ok && path.Dir(e.Name) == episodesDir {
+			newest[m] = max(newest[m], part)
+		}
+	}
+	for m, n := range newest {
+		month, part := c.months[monthPath(m)], c.months[partPath(m, n)]
+		if n == 0 || month == nil || part == nil {
+			continue
+		}
+		if k, _ := sealedPrefix(part, month); k > 0 {
+			c.add(monthPath(m), markdown.Parse(month).Entries[0].Line,
+				fmt.Sprintf("its first %s repeat those of %s, the month's newest part: a crash cut short the append that sealed that part", plural(k, "entry", "entries"), partPath(m, n)),
+				"Delete them from this file, as the part keeps them; the month's next seal would drop them too.")
+		}
+	}
+}

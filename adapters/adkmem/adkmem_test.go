@@ -523,4 +523,23 @@ func TestNilStore(t *testing.T) {
 	if llm.count() != 0 {
 		t.Error("the model was called")
 	}
+
+	// With Options.Index, the request is refused before the tools are.
+	ts = adkmem.New(nil, &adkmem.Options{Index: true})
+	if err := ts.ProcessRequest(nil, &model.LLMRequest{}); err == nil || !strings.Contains(err.Error(), "nil *memory.Store") {
+		t.Errorf("ProcessRequest with a nil store: %v", err)
+	}
+}
+
+// TestEmptySessionID: an adk session without an id names no conversation:
+// each lookup gives a new one, which the store does not keep.
+func TestEmptySessionID(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	a, b := h.ts.Session(appName, "u1", ""), h.ts.Session(appName, "u1", "")
+	if a == b || a.ID() != "" {
+		t.Errorf("Session with an empty id: %p (id %q) and %p, want two unkept sessions", a, a.ID(), b)
+	}
+	if s := h.ts.Session(appName, "u1", "s1"); s != h.ts.Session(appName, "u1", "s1") || s.ID() == "" {
+		t.Error("Session with an id is not kept")
+	}
 }

@@ -386,6 +386,15 @@ func TestHostErrors(t *testing.T) {
 	if !strings.HasPrefix(err.Error(), "memory_list (call c1): ") {
 		t.Errorf("the error %q does not name the tool and call", err)
 	}
+
+	var resp responses.Response
+	if err := json.Unmarshal([]byte(`{"id":"resp_1","object":"response","status":"completed","output":[
+		{"type":"function_call","id":"fc_1","call_id":"call_1","name":"memory_list","arguments":"{}","status":"completed"}]}`), &resp); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := openaimem.DispatchResponse(context.Background(), conv, &resp); got != nil || !errors.Is(err, memory.ErrClosed) {
+		t.Errorf("DispatchResponse on a closed store: %v, %v; want no items and memory.ErrClosed", got, err)
+	}
 }
 
 // strictViolations lists where schema breaks OpenAI's strict mode rules for

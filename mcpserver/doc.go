@@ -1,0 +1,19 @@
+// Package mcpserver serves a memory store ([github.com/mdmemory/memory])
+// to MCP clients (Claude Desktop, Claude Code, IDEs, the MCP Inspector)
+// with the official Go SDK, [github.com/modelcontextprotocol/go-sdk/mcp].
+//
+// [New] returns an *mcp.Server that offers the six memory tools with the
+// library's own descriptions and input schemas, each memory file as a
+// resource (memory:///facts/user.md, ...) and the memory index as the
+// prompt [IndexPrompt]; run it over standard input and output with
+// Server.Run and an mcp.StdioTransport, or serve it over the streamable
+// HTTP transport with [Handler].
+//
+// Each MCP session is one conversation of the store ([memory.Session]): it
+// may change what it has read, and a change made since by anyone else (a
+// person's edit, another session) is refused until it reads the file
+// again. A client that starts a new process, or a new session, for every
+// call carries the version memory_read gives instead (the tools' version
+// argument). A model's mistake is a tool result with isError set; a
+// failure of the host is a protocol error.
+package mcpserver

@@ -1,0 +1,293 @@
+// Mdmemory reads, checks and serves the long-term memory of an agent built
+// with github.com/mdmemory/memory: plain markdown files under facts/ and
+// episodes/, in a directory or under a prefix of an S3 bucket.
+//
+// Usage:
+//
+//	mdmemory [--dir DIR] COMMAND [flags] [arguments]
+//
+// The commands:
+//
+//	ls              the files, with their sizes and summaries, and the facts budget
+//	show PATH       the content of one file
+//	search [QUERY]  the fact lines and entries that match QUERY, best first
+//	context QUERY   what memory gives a prompt about QUERY, within --budget characters
+//	check           lint what a person edited; exit status 1 when something needs fixing
+//	stats           the facts against their budget, entries per month, prompt sizes
+//	mcp             the MCP server: on standard input and output, or --http ADDR
+//	help [COMMAND]  this text, or a command's
+//
+// Every command takes --dir (default $MDMEMORY_DIR, or data/memory): a
+// directory, or s3://BUCKET/PREFIX, reached with the AWS SDK's usual
+// configuration from the environment (AWS_REGION, AWS_ACCESS_KEY_ID,
+// AWS_PROFILE, AWS_ENDPOINT_URL for another S3 server, ...). The commands
+// that read take --json for machine-readable output, and change no memory
+// file: they never create the directory, and write nothing under an S3
+// prefix. They open a directory as every Store does, which makes its empty
+// lock file, .lock, when it has none yet, and removes the temporary files a
+// crash of a writer left behind (.NAME.md.tmp-*, never a person's file).
+//
+// The exit status is 0 on success, 1 when the command failed (the message
+// is one line, "mdmemory: ...", on standard error) or check found a
+// problem, and 2 for a usage mistake (an unknown command or flag, a
+// missing argument).
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailed  = 1 // the command failed, or check found problems
+	exitUsage   = 2 // a mistake in the command line
+	defaultDir  = "data/memory"
+	dirEnv      = "MDMEMORY_DIR"
+	programName = "mdmemory"
+)
+
+// errProblems is returned by check when it found something a person must
+// fix: the exit status says so, and no message is added.
+var errProblems = errors.New("problems found")
+
+// A command is one of mdmemory's commands.
+type command struct {
+	name    string
+	args    string // the arguments, as the usage shows them: "PATH"
+	summary string // one line, for the list of commands
+	about   string // what the command does, for its --help
+	reads   bool   // opens the store only to read, and takes --json
+
+	// minArgs and maxArgs bound the number of arguments; maxArgs -1 means
+	// no bound.
+	minArgs, maxArgs int
+
+	// setup declares the command's own flags on fs and returns the
+	// function that runs it with the values they got.
+	setup func(fs *flag.FlagSet) func(ctx context.Context, e *env) error
+}
+
+// env is what a command runs with.
+type env struct {
+	args   []string
+	json   bool
+	store  storeFlags
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+func commands() []*command {
+	return []*command{cmdLs(), cmdShow(), cmdSearch(), cmdContext(), cmdCheck(), cmdStats()}
+}
+
+// run runs mdmemory with the command-line arguments args (without the
+// program's name) and returns the exit status. getenv reads the
+// environment (MDMEMORY_DIR); the AWS SDK reads the process's own.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	var sf storeFlags
+	top := newFlagSet(programName)
+	sf.register(top)
+	switch err := top.Parse(args); {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, mainUsage())
+		return exitOK
+	case err != nil:
+		return usageError(stderr, "", err.Error())
+	}
+	args = top.Args()
+	if len(args) == 0 {
+		return usageError(stderr, "", "no command given")
+	}
+	name, args := args[0], args[1:]
+	if name == "help" {
+		return help(args, stdout, stderr)
+	}
+	i := slices.IndexFunc(commands(), func(c *command) bool { return c.name == name })
+	if i < 0 {
+		return usageError(stderr, "", fmt.Sprintf("unknown command %q", name))
+	}
+	c := commands()[i]
+
+	e := &env{store: sf, stdout: stdout, stderr: stderr, getenv: getenv}
+	fs := newFlagSet(programName + " " + c.name)
+	e.store.register(fs)
+	if c.reads {
+		fs.BoolVar(&e.json, "json", false, "print machine-readable JSON")
+	}
+	exec := c.setup(fs)
+	pos, err := parseInterspersed(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, commandUsage(c))
+		return exitOK
+	case err != nil:
+		return usageError(stderr, c.name, err.Error())
+	case len(pos) < c.minArgs:
+		return usageError(stderr, c.name, "missing "+c.args)
+	case c.maxArgs >= 0 && len(pos) > c.maxArgs:
+		return usageError(stderr, c.name, fmt.Sprintf("too many arguments: %q", strings.Join(pos[c.maxArgs:], " ")))
+	}
+	e.args = pos
+	if err := exec(ctx, e); err != nil {
+		if !errors.Is(err, errProblems) {
+			fmt.Fprintln(stderr, programName+": "+oneLine(err))
+		}
+		return exitFailed
+	}
+	return exitOK
+}
+
+// help prints the usage of mdmemory, or of the command named in args.
+func help(args []string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 0:
+		fmt.Fprint(stdout, mainUsage())
+		return exitOK
+	case len(args) > 1:
+		return usageError(stderr, "help", "give at most one command")
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			fmt.Fprint(stdout, commandUsage(c))
+			return exitOK
+		}
+	}
+	return usageError(stderr, "help", fmt.Sprintf("unknown command %q", args[0]))
+}
+
+// usageError reports a mistake in the command line, and the usage of the
+// command (or of mdmemory), on stderr.
+func usageError(stderr io.Writer, cmd, msg string) int {
+	prefix, usage := programName, mainUsage()
+	if cmd != "" {
+		prefix += " " + cmd
+		for _, c := range commands() {
+			if c.name == cmd {
+				usage = commandUsage(c)
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "%s: %s\n\n%s", prefix, msg, usage)
+	return exitUsage
+}
+
+// newFlagSet returns a FlagSet that reports its errors to its caller
+// only: run prints them, with the usage, where they belong.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parseInterspersed parses flags anywhere among the arguments, as in
+// "mdmemory search tokyo --limit 3", and returns the other arguments. An
+// argument "--" ends the flags: what follows is arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
+func mainUsage() string {
+	var b strings.Builder
+	b.WriteString(`mdmemory reads, checks and serves an agent's long-term memory: the
+markdown files of github.com/mdmemory/memory.
+
+Usage:
+  mdmemory [--dir DIR] COMMAND [flags] [arguments]
+
+Commands:
+`)
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-16s %s\n", strings.TrimSpace(c.name+" "+c.args), c.summary)
+	}
+	fmt.Fprintf(&b, "  %-16s %s\n", "help [COMMAND]", "this text, or a command's")
+	b.WriteString(`
+Flags of every command:
+`)
+	b.WriteString(flagDefaults(func(fs *flag.FlagSet) { new(storeFlags).register(fs) }))
+	b.WriteString(`
+The commands that read take --json, and change nothing. Exit status: 0 on
+success, 1 when the command failed or check found a problem, 2 for a
+mistake in the command line. "mdmemory COMMAND --help" describes one.
+`)
+	return b.String()
+}
+
+func commandUsage(c *command) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage:\n  mdmemory %s [flags]", c.name)
+	if c.args != "" {
+		b.WriteString(" " + c.args)
+	}
+	b.WriteString("\n\n" + c.about + "\n\nFlags:\n")
+	b.WriteString(flagDefaults(func(fs *flag.FlagSet) {
+		new(storeFlags).register(fs)
+		if c.reads {
+			fs.Bool("json", false, "print machine-readable JSON")
+		}
+		c.setup(fs)
+	}))
+	return b.String()
+}
+
+// flagDefaults renders the flags declared by declare, as flag does.
+func flagDefaults(declare func(fs *flag.FlagSet)) string {
+	fs := newFlagSet("")
+	declare(fs)
+	var b bytes.Buffer
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	return dashes(b.String())
+}
+
+// dashes writes the flags with two dashes, "--dir", as the documentation
+// does; flag accepts both.
+func dashes(s string) string {
+	var b strings.Builder
+	for line := range strings.Lines(s) {
+		if strings.HasPrefix(line, "  -") {
+			line = "  --" + line[3:]
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+// oneLine makes an error one line of text, without the library's own
+// "memory: " prefix after mdmemory's.
+func oneLine(err error) string {
+	s := strings.TrimPrefix(err.Error(), "memory: ")
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -96,7 +96,7 @@ type env struct {
 }
 
 func commands() []*command {
-	return []*command{cmdLs(), cmdShow(), cmdSearch(), cmdContext(), cmdCheck(), cmdStats()}
+	return []*command{cmdLs(), cmdShow(), cmdSearch(), cmdContext(), cmdCheck(), cmdStats(), cmdMCP()}
 }
 
 // run runs mdmemory with the command-line arguments args (without the

@@ -20,6 +20,10 @@ import (
 // the tests: the stdio and Inspector tests start it so.
 const childDirEnv = "MDMEMORY_MCPSERVER_TEST_DIR"
 
+// childClosedEnv, when set beside childDirEnv, makes the child close its
+// store before it serves, so that every call meets a host failure.
+const childClosedEnv = "MDMEMORY_MCPSERVER_TEST_CLOSED"
+
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(childDirEnv); dir != "" {
 		os.Exit(serveChild(dir))
@@ -38,6 +42,9 @@ func serveChild(dir string) int {
 		return 1
 	}
 	defer store.Close()
+	if os.Getenv(childClosedEnv) != "" {
+		store.Close()
+	}
 	if err := mcpserver.New(store, nil).Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
 		fmt.Fprintln(os.Stderr, "mcpserver test child:", err)
 		return 1

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -11,6 +12,18 @@ import (
 	"github.com/mdmemory/memory/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// newHTTPServer serves h on a loopback httptest server, closed when the
+// test ends: its client connections first, so that a session a failed test
+// left open (its event stream) does not keep Close waiting.
+func newHTTPServer(t *testing.T, h http.Handler) *httptest.Server {
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return srv
+}
 
 // httpSession opens an MCP session on the streamable HTTP endpoint url
 // with the SDK's client, closed when the test ends.
@@ -33,8 +46,7 @@ func httpSession(t *testing.T, url string) *mcp.ClientSession {
 // whatever the other read; its own writes need no version.
 func TestHTTPSessionsAreConversations(t *testing.T) {
 	store, _ := openStore(t)
-	srv := httptest.NewServer(mcpserver.Handler(store, nil))
-	t.Cleanup(srv.Close) // after the sessions' Cleanup: they close first
+	srv := newHTTPServer(t, mcpserver.Handler(store, nil))
 	a, b := httpSession(t, srv.URL), httpSession(t, srv.URL)
 	if a.ID() == b.ID() {
 		t.Fatalf("two sessions with the id %q", a.ID())
@@ -87,13 +99,9 @@ func TestHTTPConversationEndsWithSession(t *testing.T) {
 	hook, next := endedHook(t)
 	var opts mcpserver.Options
 	mcpserver.SetEnded(&opts, hook)
-	srv := httptest.NewServer(mcpserver.Handler(store, &opts))
-	t.Cleanup(srv.Close)
+	srv := newHTTPServer(t, mcpserver.Handler(store, &opts))
 
-	cs, err := newClient().Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := httpSession(t, srv.URL)
 	ok(t, call(t, cs, "memory_write", write("facts/user.md", "# User\n\n- Prefers tea.\n", nil)))
 	id := "mcp:" + cs.ID()
 	// While the session is open, the store holds its conversation: it
@@ -121,8 +129,7 @@ func TestHTTPConversationEndsWithSession(t *testing.T) {
 // error there too.
 func TestHTTPResourcesPromptAndHostError(t *testing.T) {
 	store, _ := openStore(t)
-	srv := httptest.NewServer(mcpserver.Handler(store, nil))
-	t.Cleanup(srv.Close)
+	srv := newHTTPServer(t, mcpserver.Handler(store, nil))
 	cs := httpSession(t, srv.URL)
 	ctx := context.Background()
 	ok(t, call(t, cs, "memory_append", map[string]any{"path": "episodes/2026-02.md", "entry": "## Tokyo flight research\n\n- Lesson: book early.", "summary": nil}))

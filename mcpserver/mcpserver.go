@@ -26,6 +26,11 @@ const IndexPrompt = "memory_index"
 // file at path "facts/user.md" is the resource "memory:///facts/user.md".
 const URIPrefix = "memory:///"
 
+// privateScope says that what a resource read or list gives is the user's
+// own: no intermediary may cache it. Its zero TTL says it is stale at once
+// (a person may edit a file at any time).
+const privateScope = "private"
+
 // mimeType is the type of every memory file.
 const mimeType = "text/markdown"
 
@@ -266,7 +271,7 @@ func (c *conversations) listResources(next mcp.MethodHandler) mcp.MethodHandler 
 		if err != nil {
 			return nil, fmt.Errorf("list memory files: %w", err)
 		}
-		res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, len(files))}
+		res := &mcp.ListResourcesResult{Cacheable: mcp.Cacheable{CacheScope: privateScope}, Resources: make([]*mcp.Resource, 0, len(files))}
 		for _, f := range files {
 			if strings.HasSuffix(f.Path, "/") {
 				// A folder that cannot be listed, not a file.
@@ -311,7 +316,7 @@ func (c *conversations) readResource(ctx context.Context, req *mcp.ReadResourceR
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", uri, err)
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
+	return &mcp.ReadResourceResult{Cacheable: mcp.Cacheable{CacheScope: privateScope}, Contents: []*mcp.ResourceContents{{
 		URI:      uri,
 		MIMEType: mimeType,
 		Text:     text,

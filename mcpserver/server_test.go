@@ -273,6 +273,9 @@ func TestResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := list()
+	if res, err := cs.ListResources(ctx, nil); err != nil || res.CacheScope != "private" {
+		t.Errorf("resources/list: cache scope %+v, %v; want private", res, err)
+	}
 	files, err := store.List(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -296,6 +299,9 @@ func TestResources(t *testing.T) {
 		}
 		if len(rr.Contents) != 1 || rr.Contents[0].Text != content || rr.Contents[0].URI != r.URI || rr.Contents[0].MIMEType != "text/markdown" {
 			t.Errorf("read %s: %s, want its text %q", r.URI, mustJSON(t, rr.Contents), content)
+		}
+		if rr.CacheScope != "private" {
+			t.Errorf("read %s: cache scope %q, want private", r.URI, rr.CacheScope)
 		}
 		if v := rr.Contents[0].Meta["version"]; v != memory.Version(content) {
 			t.Errorf("read %s: version %v, want %s", r.URI, v, memory.Version(content))

@@ -44,6 +44,8 @@ func stdioSession(t *testing.T, dir string) *mcp.ClientSession {
 	if err != nil {
 		t.Fatalf("connect to the server process: %v", err)
 	}
+	// Closing it again after the test closed it does nothing.
+	t.Cleanup(func() { cs.Close() })
 	return cs
 }
 
@@ -73,12 +75,10 @@ func TestStdio(t *testing.T) {
 	}
 
 	second := stdioSession(t, dir)
-	defer second.Close()
 	refused(t, call(t, second, "memory_patch", patch("facts/user.md", "green tea", "coffee", nil)), "memory_read")
 	v := versionOf(t, ok(t, call(t, second, "memory_read", read("facts/user.md"))))
 
 	third := stdioSession(t, dir)
-	defer third.Close()
 	refused(t, call(t, third, "memory_write", write("facts/user.md", "# User\n\n- Prefers water.\n", nil)), "memory_read")
 	ok(t, call(t, third, "memory_write", write("facts/user.md", "# User\n\n- Prefers water.\n", v)))
 

@@ -48,6 +48,7 @@ coverage:
 # race again on a loaded machine.
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzResolve$$' -fuzztime=$(or $(FUZZTIME),100000x) .
+	$(GO) test -run='^$$' -fuzz='^FuzzClaudeMemory$$' -fuzztime=$(or $(FUZZTIME),20000x) .
 	$(GO) test -run='^$$' -fuzz='^FuzzSetHead$$' -fuzztime=$(or $(FUZZTIME),40000x) ./internal/markdown
 	$(GO) test -run='^$$' -fuzz='^FuzzTokenize$$' -fuzztime=$(or $(FUZZTIME),150000x) ./internal/search
 

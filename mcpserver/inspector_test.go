@@ -20,8 +20,8 @@ import (
 const inspectorVersion = "2.12.0"
 
 // inspectorEnv names the Inspector's command (its mcp-inspector bin, as
-// `make mcp-tools` installs it); when unset, the tests run
-// `npx -y @modelcontextprotocol/inspector@VERSION`.
+// `make mcp-tools` installs it); when unset, or naming no program, the
+// tests run `npx -y @modelcontextprotocol/inspector@VERSION`.
 const inspectorEnv = "MDMEMORY_INSPECTOR"
 
 // inspectorBound bounds the whole Inspector test, the first download of
@@ -44,12 +44,21 @@ type inspector struct {
 func newInspector(t *testing.T) *inspector {
 	t.Helper()
 	var command []string
-	if p := os.Getenv(inspectorEnv); p != "" {
+	p := os.Getenv(inspectorEnv)
+	if p != "" {
+		if _, err := exec.LookPath(p); err != nil {
+			// A Makefile may name where make mcp-tools installs it
+			// before it has.
+			t.Logf("%s=%s cannot be run (%v): trying npx", inspectorEnv, p, err)
+			p = ""
+		}
+	}
+	if p != "" {
 		command = []string{p}
 	} else if npx, err := exec.LookPath("npx"); err == nil {
 		command = []string{npx, "-y", "@modelcontextprotocol/inspector@" + inspectorVersion}
 	} else {
-		t.Skipf("the MCP Inspector is not available: set %s to its mcp-inspector command, or install Node.js so that npx can fetch @modelcontextprotocol/inspector@%s (make mcp-tools does)", inspectorEnv, inspectorVersion)
+		t.Skipf("the MCP Inspector is not available, so the test is skipped: install Node.js (npx fetches @modelcontextprotocol/inspector@%s), or install that package with npm and set %s to its mcp-inspector (make mcp-tools)", inspectorVersion, inspectorEnv)
 	}
 	exe, err := os.Executable()
 	if err != nil {

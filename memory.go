@@ -76,6 +76,12 @@ type Options struct {
 	// holding many stores keeps indexes for the busy ones only. 0 keeps
 	// the index until Close.
 	IndexIdle time.Duration
+
+	// Embedder, when not nil, adds semantic search to Store.Search and
+	// memory_search: the keyword ranking is fused with one by the
+	// similarity of vectors the Embedder gives (see [Embedder] and
+	// [Store.Search]). nil searches by keywords alone.
+	Embedder Embedder
 }
 
 // FactFile is one file of the closed set under facts/.

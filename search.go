@@ -60,7 +60,7 @@ type SearchHit struct {
 	Title   string  `json:"title"`          // the entry's heading, or the fact line
 	Date    string  `json:"date,omitempty"` // the entry's "- Date:" value
 	Snippet string  `json:"snippet"`        // the line that best matches the query
-	Score   float64 `json:"score"`          // BM25; 0 for the latest entries of an empty query
+	Score   float64 `json:"score"`          // BM25; 0 for the latest entries of an empty query; with an Embedder, the fusion's (see Search)
 }
 
 // index is the store's search index and what it knows of each file. idx
@@ -71,6 +71,8 @@ type index struct {
 	seed  maphash.Seed
 	files map[string]*indexed
 	reads int // files read to refresh, for tests
+
+	sem *semantic // the vectors, with Options.Embedder; nil until a semantic search
 
 	idle  *time.Timer // releases the index after Options.IndexIdle unused
 	epoch int         // counts the searches, so that a stale timer does nothing
@@ -117,6 +119,18 @@ func validDateBound(d string) bool {
 // query over 1,000 characters, a negative limit, or a Since or Until that
 // is not YYYY, YYYY-MM or YYYY-MM-DD. Only a "- Date:" in YYYY-MM-DD form
 // dates an entry.
+//
+// With Options.Embedder set, a query with words is also embedded, and the
+// documents ranked by the cosine similarity of their vectors to its; those
+// under the floor (0.35, or the Embedder's Floor) are dropped. The two
+// rankings, 50 documents deep or four times the limit, are fused by
+// reciprocal rank fusion: a document scores the sum of 1/(60+rank) over
+// the rankings it is in (rank from 1), and Score is that sum, which orders
+// the hits and means nothing else (at most 2/61). Of two hits whose word
+// sets overlap by more than 0.7 (Jaccard), the better is kept. The filters
+// and the limit apply as without one; an empty query still lists the
+// newest entries. What the Embedder costs, what is cached and what its
+// errors do is told at [Embedder].
 func (s *Store) Search(ctx context.Context, query string, opts *SearchOptions) ([]SearchHit, error) {
 	const op = "search"
 	end, err := s.begin(ctx, op, "")
@@ -143,25 +157,32 @@ func (s *Store) Search(ctx context.Context, query string, opts *SearchOptions) (
 		}
 	}
 
+	if s.opts.Embedder != nil && strings.TrimSpace(query) != "" {
+		return s.searchSemantic(ctx, query, o)
+	}
 	x := &s.search
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if err := s.refresh(ctx); err != nil {
 		return nil, hostErr(op, "", err)
 	}
+	var out []SearchHit
+	if strings.TrimSpace(query) == "" {
+		out = s.render(x.idx.Latest(o.Limit, o.filter()), query)
+	} else {
+		out = s.keyword(query, o)
+	}
+	s.idleLater()
+	return out, nil
+}
+
+// filter is the index's filter for o.
+func (o SearchOptions) filter() *search.Filter {
 	f := &search.Filter{Since: o.Since, Until: o.Until}
 	if o.Path != "" {
 		f.File = func(file string) bool { return strings.HasPrefix(file, o.Path) }
 	}
-	var hits []search.Hit
-	if strings.TrimSpace(query) == "" {
-		hits = x.idx.Latest(o.Limit, f)
-	} else {
-		hits = x.idx.Search(query, o.Limit, f)
-	}
-	out := s.render(hits, query)
-	s.idleLater()
-	return out, nil
+	return f
 }
 
 // ReleaseIndex lets go of the search index and the text it keeps, so that
@@ -177,7 +198,7 @@ func (s *Store) ReleaseIndex() {
 
 // release drops the index. The caller holds x.mu.
 func (x *index) release() {
-	x.idx, x.files = nil, nil
+	x.idx, x.files, x.sem = nil, nil, nil
 	if x.idle != nil {
 		x.idle.Stop()
 		x.idle = nil

@@ -1,0 +1,690 @@
+package memory
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/mdmemory/memory/internal/search"
+)
+
+// Semantic search. With Options.Embedder set, a search with words ranks the
+// documents twice, by BM25 and by the cosine similarity of their vectors to
+// the query's, fuses the two rankings and drops near-duplicates. The
+// vectors are derived data: they are never written into the memory files,
+// only kept in memory beside the index and in one cache object per model
+// on the backend, .cache/vectors-<hash of the model>.bin, which the
+// backend's listing leaves out (a dot-named folder) and which no tool
+// reaches. A vector is found by the SHA-256 of the text embedded, so a
+// restart embeds nothing that has not changed, and a file edited by hand
+// has its new or changed documents embedded by the next search, which sees
+// the edit as every search does.
+
+// An Embedder turns texts into vectors, for semantic search: set
+// Options.Embedder to use one. Embed returns one vector per text, in the
+// order of texts, all of the same length; the vectors are compared by
+// cosine similarity, so their scale does not matter. It must be safe for
+// concurrent use: searches of one Store, and of several, may call it at
+// once. [Store.Search] calls it, with no lock held, with at most 64 texts
+// at a time: the query first, then the documents that have no vector yet,
+// each cut to its first 2,000 characters.
+//
+// An Embedder may also have either of these methods, which Search finds by
+// type assertion:
+//
+//	Model() string   // names the model and its settings
+//	Floor() float64  // the similarity under which a document is no semantic hit
+//
+// Model names the cache of vectors: vectors of one model are never used
+// for another. Without it, the cache is named for "" and the vectors are
+// dropped only when the model gives vectors of another length; give Model
+// when switching between models that give vectors of one length. Floor,
+// when it returns a value in (0, 1), replaces the default of 0.35: where
+// the similarities of unrelated texts lie depends on the model.
+// The module's openaiembed package is an Embedder for OpenAI-compatible
+// /v1/embeddings endpoints (OpenAI, Ollama, vLLM, llama.cpp), with both.
+//
+// The vectors are derived data, never written into the memory files.
+// Search keeps them in memory beside its index (4 bytes a number: a model
+// of 768 numbers costs 3 KB a document, 30 MB for 10,000), compares the
+// query's vector with every document's at each search, and keeps them on
+// the backend in one object per model, ".cache/vectors-<16 hex digits>.bin"
+// (the hash of Model's name), which no listing, search or tool shows. A
+// vector is found by the SHA-256 of the text embedded, so that a new Store
+// embeds only documents that changed since, and a document a person edits
+// is embedded again by the next search. The object is rewritten whole,
+// with the backend's conditional write, after a search that embedded
+// something or found documents gone (their vectors are dropped); when
+// another Store wrote it since, their vectors are merged in. A cache that
+// is missing, corrupt or cannot be written costs embeddings, never a
+// search. Deleting it is safe.
+//
+// An error from Embed is not returned by Search: the search ranks by
+// keywords alone, exactly as without an Embedder, and the next search
+// tries again. The error went through the host's own Embedder, which may
+// log or count it (wrap it to do so); a failing Embedder does not cost the
+// model its search. A done context is returned as the error it is.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Semantic search's settings.
+const (
+	defaultFloor = 0.35 // cosine similarity under which a document is no semantic hit
+	rrfK         = 60   // reciprocal rank fusion's constant: a document at rank r scores 1/(rrfK+r)
+	dupJaccard   = 0.7  // two hits whose word sets overlap more are one
+	embedBatch   = 64   // texts per call of Embed
+	embedChars   = 2000 // characters of a document embedded
+	minDepth     = 50   // documents at least taken from each ranking to fuse
+)
+
+// cacheMagic opens a cache object, readable to whoever opens one.
+const cacheMagic = "mdmemory vectors 1\n"
+
+// maxDim bounds the length of a vector, against a corrupt cache.
+const maxDim = 1 << 16
+
+// semantic is what the store knows of the vectors: the cache, and per file
+// of the index, its documents' hashes. It belongs to the index: guarded by
+// its mutex, made at the first semantic search after the index, released
+// with it.
+type semantic struct {
+	model   string
+	name    string // the cache object
+	version string // the cache object's version as last read or written; "" for none
+	dim     int    // the vectors' length; 0 before any
+
+	vecs    map[[32]byte][]float32 // by hash of the text embedded; unit length
+	files   map[string]*semFile    // by path, as the index has them
+	missing map[[32]byte]string    // documents without a vector: the text to embed
+	dirty   bool                   // vecs differs from the cache object: save it
+}
+
+// semFile is what semantic search knows of one indexed file.
+type semFile struct {
+	of   *indexed // the reading of the file it was made from
+	docs []semDoc
+}
+
+// semDoc is one document of a file.
+type semDoc struct {
+	pos  int
+	date string
+	hash [32]byte
+}
+
+// modelOf returns the Embedder's model name, "" when it has none.
+func modelOf(e Embedder) string {
+	if m, ok := e.(interface{ Model() string }); ok {
+		return m.Model()
+	}
+	return ""
+}
+
+// floorOf returns the similarity floor of the Embedder.
+func floorOf(e Embedder) float64 {
+	if f, ok := e.(interface{ Floor() float64 }); ok {
+		if v := f.Floor(); v > 0 && v < 1 {
+			return v
+		}
+	}
+	return defaultFloor
+}
+
+// cacheName is the name of the cache object of model: the hash keeps any
+// model name ("nomic-embed-text:latest") a valid file name everywhere.
+func cacheName(model string) string {
+	h := sha256.Sum256([]byte(model))
+	return ".cache/vectors-" + hex.EncodeToString(h[:8]) + ".bin"
+}
+
+// embedText is the part of a document that is embedded: its first
+// embedChars characters, less the blank lines that end an entry followed
+// by another (so that an append does not change the entry before it).
+func embedText(doc string) string {
+	doc = strings.TrimRight(doc, " \t\r\n")
+	n := 0
+	for i := range doc {
+		if n == embedChars {
+			return doc[:i]
+		}
+		n++
+	}
+	return doc
+}
+
+// searchSemantic is Search with an Embedder and a query with words: it
+// prepares under the index's mutex, embeds with the mutex let go, ranks
+// under it again, and saves the cache, if it changed, after. When the
+// Embedder's vectors turn out to be of another length than the cache's
+// (another model), the cache is dropped and the search done once more, so
+// that it embeds every document.
+func (s *Store) searchSemantic(ctx context.Context, query string, o SearchOptions) ([]SearchHit, error) {
+	const op = "search"
+	x := &s.search
+	for round := 0; ; round++ {
+		x.mu.Lock()
+		sem, err := s.prepareSemantic(ctx)
+		if err != nil {
+			x.mu.Unlock()
+			return nil, hostErr(op, "", err)
+		}
+		hashes := make([][32]byte, 0, len(sem.missing))
+		texts := make([]string, 0, len(sem.missing))
+		for h, t := range sem.missing {
+			hashes = append(hashes, h)
+			texts = append(texts, t)
+		}
+		x.mu.Unlock()
+
+		qv, got, embedErr := embedAll(ctx, s.opts.Embedder, query, texts)
+
+		x.mu.Lock()
+		if x.sem != sem || x.files == nil {
+			// The index was released, or another search rebuilt it, while
+			// this one embedded: take it as it is now.
+			if sem, err = s.prepareSemantic(ctx); err != nil {
+				x.mu.Unlock()
+				return nil, hostErr(op, "", err)
+			}
+		} else {
+			sem.sync(x.files) // a search of the latest entries may have refreshed the index
+		}
+		if qv != nil && len(qv) != sem.dim && sem.reset(len(qv)) && round == 0 {
+			x.mu.Unlock()
+			continue
+		}
+		for i, v := range got {
+			sem.add(hashes[i], v)
+		}
+		if err := ctx.Err(); err != nil {
+			x.mu.Unlock() // the vectors got are kept, for the next search to save
+			return nil, hostErr(op, "", err)
+		}
+		var out []SearchHit
+		if embedErr == nil {
+			out = s.fuse(sem, query, qv, o)
+		} else {
+			out = s.keyword(query, o)
+		}
+		s.idleLater()
+		save := sem.toSave()
+		x.mu.Unlock()
+
+		if save != nil {
+			s.saveCache(ctx, sem, save)
+		}
+		return out, nil
+	}
+}
+
+// prepareSemantic brings the index up to date and the semantic state with
+// it, reading the cache when the index was just built. The caller holds
+// s.search.mu.
+func (s *Store) prepareSemantic(ctx context.Context) (*semantic, error) {
+	x := &s.search
+	if err := s.refresh(ctx); err != nil {
+		return nil, err
+	}
+	if x.sem == nil {
+		sem, err := s.loadCache(ctx)
+		if err != nil {
+			return nil, err
+		}
+		x.sem = sem
+	}
+	x.sem.sync(x.files)
+	return x.sem, nil
+}
+
+// loadCache reads the cache object of the Embedder's model. A cache that
+// is missing, cannot be read or is corrupt gives an empty one, which the
+// next save replaces; only a done context or a closed store is an error.
+func (s *Store) loadCache(ctx context.Context) (*semantic, error) {
+	model := modelOf(s.opts.Embedder)
+	sem := &semantic{
+		model:   model,
+		name:    cacheName(model),
+		vecs:    map[[32]byte][]float32{},
+		files:   map[string]*semFile{},
+		missing: map[[32]byte]string{},
+	}
+	c, err := s.b.Read(ctx, sem.name, -1)
+	switch {
+	case stops(err):
+		return nil, err
+	case err != nil:
+		return sem, nil
+	}
+	sem.version = c.Version
+	if dim, vecs, ok := decodeCache(c.Data, model); ok {
+		sem.dim, sem.vecs = dim, vecs
+	} else {
+		sem.dirty = true // replace it at the next save
+	}
+	return sem, nil
+}
+
+// sync makes the semantic state follow the index's files: a file read
+// again since (a new *indexed) has its documents hashed anew, one gone is
+// forgotten. Documents whose hash has no vector become missing. The caller
+// holds s.search.mu.
+func (sem *semantic) sync(files map[string]*indexed) {
+	changed := false
+	for p, f := range files {
+		if sf := sem.files[p]; sf != nil && sf.of == f {
+			continue
+		}
+		changed = true
+		docs := documents(p, f.data, &indexed{})
+		sf := &semFile{of: f, docs: make([]semDoc, len(docs))}
+		for i, d := range docs {
+			text := embedText(d.Text)
+			h := sha256.Sum256([]byte(text))
+			sf.docs[i] = semDoc{pos: d.Pos, date: d.Date, hash: h}
+			if sem.vecs[h] == nil {
+				sem.missing[h] = text
+			}
+		}
+		sem.files[p] = sf
+	}
+	for p := range sem.files {
+		if files[p] == nil {
+			delete(sem.files, p)
+			changed = true
+		}
+	}
+	if !changed {
+		return
+	}
+	// Documents changed or went: a vector or missing text no document
+	// uses any more is dropped, and the cache saved without it.
+	used := sem.used()
+	for h := range sem.missing {
+		if !used[h] {
+			delete(sem.missing, h)
+		}
+	}
+	for h := range sem.vecs {
+		if !used[h] {
+			sem.dirty = true
+			break
+		}
+	}
+}
+
+// used returns the hashes of the documents there are.
+func (sem *semantic) used() map[[32]byte]bool {
+	used := map[[32]byte]bool{}
+	for _, sf := range sem.files {
+		for _, d := range sf.docs {
+			used[d.hash] = true
+		}
+	}
+	return used
+}
+
+// reset makes dim the length of the vectors, for an Embedder that gives
+// vectors of that length, and drops those of another length: they came
+// from another model. Every document then becomes missing at the next
+// sync. It reports whether there were vectors to drop.
+func (sem *semantic) reset(dim int) bool {
+	sem.dim = dim
+	if len(sem.vecs) == 0 {
+		return false // the first vectors
+	}
+	clear(sem.vecs)
+	clear(sem.files)
+	clear(sem.missing)
+	sem.dirty = true
+	return true
+}
+
+// add keeps v, of length sem.dim, as the vector of the text hashed h.
+func (sem *semantic) add(h [32]byte, v []float32) {
+	sem.vecs[h] = unit(v)
+	delete(sem.missing, h)
+	sem.dirty = true
+}
+
+// unit returns a copy of v scaled to length 1, or zeros when v has no
+// finite, positive length (which no similarity then reaches the floor).
+func unit(v []float32) []float32 {
+	var sum float64
+	for _, f := range v {
+		sum += float64(f) * float64(f)
+	}
+	out := make([]float32, len(v))
+	n := math.Sqrt(sum)
+	if n == 0 || math.IsInf(n, 0) || math.IsNaN(n) {
+		return out
+	}
+	for i, f := range v {
+		out[i] = float32(float64(f) / n)
+	}
+	return out
+}
+
+// embedAll embeds the query and texts, embedBatch texts a call, the query
+// first. It returns the query's vector, the vectors of texts got before any
+// error (in the order of texts), and the error: an Embedder's, or one for
+// vectors not one per text or not all of one length.
+func embedAll(ctx context.Context, e Embedder, query string, texts []string) (qv []float32, got [][]float32, err error) {
+	batch := append([]string{query}, texts[:min(len(texts), embedBatch-1)]...)
+	texts = texts[len(batch)-1:]
+	for len(batch) > 0 {
+		vs, err := e.Embed(ctx, batch)
+		if err != nil {
+			return qv, got, fmt.Errorf("embed: %w", err)
+		}
+		if len(vs) != len(batch) {
+			return qv, got, fmt.Errorf("embed: %d vectors for %d texts", len(vs), len(batch))
+		}
+		n := len(qv)
+		if qv == nil {
+			n = len(vs[0])
+		}
+		for _, v := range vs {
+			if len(v) != n || n == 0 {
+				return qv, got, fmt.Errorf("embed: vectors of %d and %d numbers", n, len(v))
+			}
+		}
+		if qv == nil {
+			qv, vs = unit(vs[0]), vs[1:]
+		}
+		got = append(got, vs...)
+		batch = texts[:min(len(texts), embedBatch)]
+		texts = texts[len(batch):]
+	}
+	return qv, got, nil
+}
+
+// keyword is the search of the keyword index alone. The caller holds
+// s.search.mu, with the index up to date.
+func (s *Store) keyword(query string, o SearchOptions) []SearchHit {
+	return s.render(s.search.idx.Search(query, o.Limit, o.filter()), query)
+}
+
+// fuse ranks by reciprocal rank fusion of the BM25 ranking and the cosine
+// ranking (less the documents under the floor), keeps the better of two
+// hits whose word sets are near-duplicates, and renders the first
+// o.Limit. The caller holds s.search.mu.
+func (s *Store) fuse(sem *semantic, query string, qv []float32, o SearchOptions) []SearchHit {
+	depth := max(minDepth, 4*o.Limit)
+	f := o.filter()
+	type key struct {
+		file string
+		pos  int
+	}
+	scores := map[key]*search.Hit{}
+	add := func(rank int, h search.Hit) {
+		k := key{h.File, h.Pos}
+		if scores[k] == nil {
+			scores[k] = &search.Hit{File: h.File, Pos: h.Pos, Date: h.Date}
+		}
+		scores[k].Score += 1 / float64(rrfK+rank+1)
+	}
+	for r, h := range s.search.idx.Search(query, depth, f) {
+		add(r, h)
+	}
+	for r, h := range sem.rank(qv, floorOf(s.opts.Embedder), o, depth) {
+		add(r, h)
+	}
+	fused := make([]search.Hit, 0, len(scores))
+	for _, h := range scores {
+		fused = append(fused, *h)
+	}
+	slices.SortFunc(fused, func(a, b search.Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.File, b.File); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Pos, b.Pos)
+	})
+	var kept []search.Hit
+	var words []map[string]bool
+	for _, h := range fused {
+		if len(kept) == o.Limit {
+			break
+		}
+		w := wordSet(s.docText(h.File, h.Pos))
+		if slices.ContainsFunc(words, func(k map[string]bool) bool { return wordJaccard(w, k) > dupJaccard }) {
+			continue
+		}
+		kept = append(kept, h)
+		words = append(words, w)
+	}
+	return s.render(kept, query)
+}
+
+// rank returns the documents o lets through whose similarity to the unit
+// vector qv is at least floor, best first (ties by path, then line), at
+// most depth of them, with the similarity as Score.
+func (sem *semantic) rank(qv []float32, floor float64, o SearchOptions, depth int) []search.Hit {
+	var hits []search.Hit
+	for p, sf := range sem.files {
+		if !strings.HasPrefix(p, o.Path) {
+			continue
+		}
+		for _, d := range sf.docs {
+			v := sem.vecs[d.hash]
+			if v == nil || !inRange(d.date, o.Since, o.Until) {
+				continue
+			}
+			if sim := dot(qv, v); sim >= floor {
+				hits = append(hits, search.Hit{File: p, Pos: d.pos, Date: d.date, Score: sim})
+			}
+		}
+	}
+	slices.SortFunc(hits, func(a, b search.Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.File, b.File); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Pos, b.Pos)
+	})
+	return hits[:min(len(hits), depth)]
+}
+
+// inRange reports whether a document dated date passes Since and Until, as
+// search.Filter has it.
+func inRange(date, since, until string) bool {
+	if since == "" && until == "" {
+		return true
+	}
+	if date == "" || date < since {
+		return false
+	}
+	return until == "" || date <= until || strings.HasPrefix(date, until)
+}
+
+// dot is the dot product of two vectors of one length: for unit vectors,
+// their cosine similarity.
+func dot(a, b []float32) float64 {
+	var sum float32
+	for i := range a {
+		sum += a[i] * b[i]
+	}
+	return float64(sum)
+}
+
+// docText returns the text of the document at line pos of the indexed file
+// p. The caller holds s.search.mu.
+func (s *Store) docText(p string, pos int) string {
+	f := s.search.files[p]
+	i, found := slices.BinarySearchFunc(f.docs, pos, func(d docInfo, line int) int { return d.line - line })
+	if !found {
+		return ""
+	}
+	return string(f.data[f.docs[i].start:f.docs[i].end])
+}
+
+// wordSet returns the set of terms of text, as the keyword index has them.
+func wordSet(text string) map[string]bool {
+	set := map[string]bool{}
+	for _, t := range search.Tokenize(text) {
+		set[t] = true
+	}
+	return set
+}
+
+// wordJaccard returns |a ∩ b| / |a ∪ b|, 0 when both are empty.
+func wordJaccard(a, b map[string]bool) float64 {
+	both := 0
+	for t := range a {
+		if b[t] {
+			both++
+		}
+	}
+	union := len(a) + len(b) - both
+	if union == 0 {
+		return 0
+	}
+	return float64(both) / float64(union)
+}
+
+// toSave returns the cache as it should be saved, or nil when the cache
+// object has it already; the vectors of documents there are no longer are
+// dropped first. The caller holds s.search.mu.
+func (sem *semantic) toSave() []byte {
+	if !sem.dirty {
+		return nil
+	}
+	sem.dirty = false
+	used := sem.used()
+	for h := range sem.vecs {
+		if !used[h] {
+			delete(sem.vecs, h)
+		}
+	}
+	return encodeCache(sem.model, sem.dim, sem.vecs)
+}
+
+// saveCache writes data as the cache object, only if it is still at the
+// version this Store last read or wrote, waiting for the backend's lock no
+// longer than Options.LockTimeout. When another Store wrote it since, their
+// vectors for the documents there are join these, and the merge is
+// written once more; when that loses too, the next search saves. Nothing
+// here fails the search: the cache only saves work.
+func (s *Store) saveCache(ctx context.Context, sem *semantic, data []byte) {
+	x := &s.search
+	for try := 0; ; try++ {
+		x.mu.Lock()
+		match := sem.version
+		x.mu.Unlock()
+		wctx, cancel := context.WithTimeout(ctx, s.opts.LockTimeout)
+		v, err := s.b.Write(wctx, sem.name, data, match)
+		cancel()
+		x.mu.Lock()
+		switch {
+		case err == nil:
+			sem.version = v
+		case errors.Is(err, ErrChanged) && try == 0:
+			x.mu.Unlock()
+			c, rerr := s.b.Read(ctx, sem.name, -1)
+			x.mu.Lock()
+			if rerr == nil || errors.Is(rerr, fs.ErrNotExist) {
+				sem.version = c.Version
+				if dim, vecs, ok := decodeCache(c.Data, sem.model); ok && dim == sem.dim {
+					used := sem.used()
+					for h, v := range vecs {
+						if used[h] && sem.vecs[h] == nil {
+							sem.vecs[h] = v
+							delete(sem.missing, h)
+						}
+					}
+				}
+				sem.dirty = true
+				data = sem.toSave()
+				x.mu.Unlock()
+				continue
+			}
+		case errors.Is(err, ErrChanged):
+			sem.dirty = true
+		}
+		x.mu.Unlock()
+		return
+	}
+}
+
+// encodeCache lays out the cache object: cacheMagic, the model's name, the
+// vectors' length and number (uvarints), each vector as the SHA-256 of its
+// text and its numbers (float32, little-endian), sorted by hash, then the
+// CRC-32 (IEEE) of all that.
+func encodeCache(model string, dim int, vecs map[[32]byte][]float32) []byte {
+	hashes := make([][32]byte, 0, len(vecs))
+	for h := range vecs {
+		hashes = append(hashes, h)
+	}
+	slices.SortFunc(hashes, func(a, b [32]byte) int { return bytes.Compare(a[:], b[:]) })
+	b := make([]byte, 0, len(cacheMagic)+len(model)+3*binary.MaxVarintLen64+len(vecs)*(32+4*dim)+4)
+	b = append(b, cacheMagic...)
+	b = binary.AppendUvarint(b, uint64(len(model)))
+	b = append(b, model...)
+	b = binary.AppendUvarint(b, uint64(dim))
+	b = binary.AppendUvarint(b, uint64(len(vecs)))
+	for _, h := range hashes {
+		b = append(b, h[:]...)
+		for _, f := range vecs[h] {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+		}
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
+}
+
+// decodeCache reads a cache object of model; ok is false for one that is
+// not whole, of another model, or corrupt.
+func decodeCache(b []byte, model string) (dim int, vecs map[[32]byte][]float32, ok bool) {
+	if len(b) < len(cacheMagic)+4 || !bytes.HasPrefix(b, []byte(cacheMagic)) {
+		return 0, nil, false
+	}
+	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
+	if crc32.ChecksumIEEE(body) != sum {
+		return 0, nil, false
+	}
+	r := body[len(cacheMagic):]
+	next := func() (uint64, bool) {
+		v, n := binary.Uvarint(r)
+		if n <= 0 {
+			return 0, false
+		}
+		r = r[n:]
+		return v, true
+	}
+	n, ok := next()
+	if !ok || n != uint64(len(model)) || uint64(len(r)) < n || string(r[:n]) != model {
+		return 0, nil, false
+	}
+	r = r[n:]
+	d, ok1 := next()
+	count, ok2 := next()
+	if !ok1 || !ok2 || d == 0 || d > maxDim || count > uint64(len(r)) || count*(32+4*d) != uint64(len(r)) {
+		return 0, nil, false
+	}
+	dim = int(d)
+	vecs = make(map[[32]byte][]float32, count)
+	for range count {
+		h := [32]byte(r[:32])
+		v := make([]float32, dim)
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(r[32+4*i:]))
+		}
+		vecs[h] = v
+		r = r[32+4*dim:]
+	}
+	return dim, vecs, true
+}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mdmemory/memory"
@@ -456,5 +459,145 @@ func TestConversationEndsWithSession(t *testing.T) {
 	}
 	if !res.IsError || !strings.Contains(res.Text, "memory_read") {
 		t.Errorf("the ended conversation could still write: %+v", res)
+	}
+}
+
+// unreadable is a Backend on a directory whose facts/memory.md cannot be
+// read and whose episodes/ cannot be listed, as when a person set their
+// permissions wrong.
+type unreadable struct{ *memory.Dir }
+
+func (u unreadable) Read(ctx context.Context, name string, limit int64) (memory.Content, error) {
+	if name == "facts/memory.md" {
+		return memory.Content{}, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return u.Dir.Read(ctx, name, limit)
+}
+
+func (u unreadable) List(ctx context.Context, dir string) ([]memory.Entry, error) {
+	if dir == "" || dir == "episodes" {
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: fs.ErrPermission}
+	}
+	return u.Dir.List(ctx, dir)
+}
+
+// A file that cannot be read is listed with a description that says so, and
+// a folder that cannot be listed is left out of the resources (it is not a
+// file); reading the file is a host error, not "not found".
+func TestResourcesUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"facts/user.md":   "# User\n\n> Summary: The person.\n\n- Prefers tea.\n",
+		"facts/memory.md": "# Memory\n\n> Summary: Experience.\n\n- Tests first.\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := memory.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	store, err := memory.OpenBackend(unreadable{d}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	files, err := store.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 3 || files[1].Error == "" || files[2].Path != "episodes/" {
+		t.Fatalf("the store lists %s; want user.md, memory.md unreadable, episodes/ unlistable", mustJSON(t, files))
+	}
+
+	cs := connect(t, mcpserver.New(store, nil))
+	res, err := cs.ListResources(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Resources) != 2 {
+		t.Fatalf("resources %s, want the two fact files", mustJSON(t, res.Resources))
+	}
+	if r := res.Resources[0]; r.Name != "facts/user.md" || r.Description != "The person." || r.Size == 0 {
+		t.Errorf("readable file: %s", mustJSON(t, r))
+	}
+	if r := res.Resources[1]; r.Name != "facts/memory.md" || r.Description != files[1].Error || r.Size != 0 {
+		t.Errorf("unreadable file: %s, want the description %q", mustJSON(t, r), files[1].Error)
+	}
+	_, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "memory:///facts/memory.md"})
+	var werr *jsonrpc.Error
+	if err == nil || (errors.As(err, &werr) && werr.Code == mcp.CodeResourceNotFound) {
+		t.Errorf("reading the unreadable file: %v, want a host error", err)
+	}
+}
+
+// A compacted month's resource says where its originals are, and they are
+// readable by their URI.
+func TestResourcesCompacted(t *testing.T) {
+	store, _ := openStore(t)
+	ctx := context.Background()
+	if err := store.Append(ctx, "episodes/2025-06.md", "## Lisbon trip\n\n- Date: 2025-06-10\n- Lesson: pack light.\n- Notes: many details that compaction drops.", ""); err != nil {
+		t.Fatal(err)
+	}
+	result, err := store.Compact(ctx, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(result.Months) != 1 {
+		t.Fatalf("compact: %+v", result)
+	}
+	cs := connect(t, mcpserver.New(store, nil))
+	res, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Resources) != 1 || !strings.Contains(res.Resources[0].Description, "compacted: the originals are under episodes/archive/") {
+		t.Fatalf("resources %s", mustJSON(t, res.Resources))
+	}
+	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "memory:///episodes/archive/2025-06.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rr.Contents[0].Text, "many details that compaction drops") {
+		t.Errorf("archived original: %q", rr.Contents[0].Text)
+	}
+}
+
+// A session's calls may run at once, as a client's parallel tool calls do:
+// every append lands, and the conversation's own rewrites are never
+// refused.
+func TestParallelCallsInOneSession(t *testing.T) {
+	store, _ := openStore(t)
+	cs := connect(t, mcpserver.New(store, nil))
+	ctx := context.Background()
+	const n = 12
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			entry := fmt.Sprintf("## Task %02d\n\n- Outcome: done.", i)
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "memory_append", Arguments: map[string]any{"path": "episodes/2026-02.md", "entry": entry, "summary": nil}})
+			if err != nil || res.IsError {
+				t.Errorf("append %d: %v %s", i, err, mustJSON(t, res))
+			}
+			w := write("facts/memory.md", fmt.Sprintf("# Memory\n\n- Rewrite number %d.\n", i), nil)
+			if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "memory_write", Arguments: w}); err != nil || res.IsError {
+				t.Errorf("rewrite %d: %v %s", i, err, mustJSON(t, res))
+			}
+		})
+	}
+	wg.Wait()
+	month, err := store.Read(ctx, "episodes/2026-02.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if want := fmt.Sprintf("## Task %02d\n", i); strings.Count(month, want) != 1 {
+			t.Errorf("%q is in the month %d times, want once", want, strings.Count(month, want))
+		}
 	}
 }

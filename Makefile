@@ -73,9 +73,16 @@ test-s3store: s3-tools
 	cd s3store && $(GO) test -race -count=1 ./...
 
 # The MCP server is tested with a real third-party client, the MCP
-# Inspector's CLI (npm), when npx is present.
+# Inspector's CLI, which mcp-tools installs with npm (when Node.js is
+# present) into the user cache folder, where mcpserver's test looks for it;
+# MDMEMORY_INSPECTOR names another. Keep the version in step with
+# inspectorVersion in mcpserver/inspector_test.go.
+INSPECTOR_VERSION ?= 2.12.0
+MCP_TOOLS_DIR     ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mdmemory/inspector-$(INSPECTOR_VERSION)
 mcp-tools:
-	@command -v npx >/dev/null || echo "npx not found: the MCP Inspector tests will skip"
+	@if ! command -v npm >/dev/null; then echo "npm not found: the MCP Inspector tests will skip"; \
+	elif [ ! -x "$(MCP_TOOLS_DIR)/node_modules/.bin/mcp-inspector" ]; then \
+		npm install --prefix "$(MCP_TOOLS_DIR)" --no-audit --no-fund --loglevel=error @modelcontextprotocol/inspector@$(INSPECTOR_VERSION); fi
 
 # Search side by side with SQLite FTS5 and ripgrep on the same corpus: the
 # peers' script generates it and measures them, then the Go benchmark runs

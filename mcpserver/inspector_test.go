@@ -15,18 +15,17 @@ import (
 	"github.com/mdmemory/memory"
 )
 
-// inspectorVersion is the MCP Inspector the tests run through npx when
-// MDMEMORY_INSPECTOR does not name one.
+// inspectorVersion is the MCP Inspector the tests run; make mcp-tools
+// installs it.
 const inspectorVersion = "2.12.0"
 
-// inspectorEnv names the Inspector's command (its mcp-inspector bin, as
-// `make mcp-tools` installs it); when unset, or naming no program, the
-// tests run `npx -y @modelcontextprotocol/inspector@VERSION`.
+// inspectorEnv names the Inspector's command, its mcp-inspector bin. When
+// it is unset, the tests look where make mcp-tools installs it:
+// <user cache dir>/mdmemory/inspector-VERSION.
 const inspectorEnv = "MDMEMORY_INSPECTOR"
 
-// inspectorBound bounds the whole Inspector test, the first download of
-// the package by npx included: a guard against a hang, generous for a
-// loaded machine; the test's outcome does not depend on it.
+// inspectorBound bounds the whole Inspector test: a guard against a hang,
+// generous for a loaded machine; the test's outcome does not depend on it.
 const inspectorBound = 5 * time.Minute
 
 // inspector runs the MCP Inspector's CLI, a third-party client, one
@@ -40,26 +39,22 @@ type inspector struct {
 	config  string   // a folder for the Inspector's own files
 }
 
-// newInspector finds the Inspector, or skips the test saying how to get it.
+// newInspector finds the Inspector, or skips the test saying how to get
+// it. It never installs it: a test does not reach the network, so the
+// package comes from make mcp-tools (npm install), not from npx at test
+// time.
 func newInspector(t *testing.T) *inspector {
 	t.Helper()
-	var command []string
 	p := os.Getenv(inspectorEnv)
-	if p != "" {
-		if _, err := exec.LookPath(p); err != nil {
-			// A Makefile may name where make mcp-tools installs it
-			// before it has.
-			t.Logf("%s=%s cannot be run (%v): trying npx", inspectorEnv, p, err)
-			p = ""
+	if p == "" {
+		if cache, err := os.UserCacheDir(); err == nil {
+			p = filepath.Join(cache, "mdmemory", "inspector-"+inspectorVersion, "node_modules", ".bin", "mcp-inspector")
 		}
 	}
-	if p != "" {
-		command = []string{p}
-	} else if npx, err := exec.LookPath("npx"); err == nil {
-		command = []string{npx, "-y", "@modelcontextprotocol/inspector@" + inspectorVersion}
-	} else {
-		t.Skipf("the MCP Inspector is not available, so the test is skipped: install Node.js (npx fetches @modelcontextprotocol/inspector@%s), or install that package with npm and set %s to its mcp-inspector (make mcp-tools)", inspectorVersion, inspectorEnv)
+	if _, err := exec.LookPath(p); p == "" || err != nil {
+		t.Skipf("the MCP Inspector %s is not installed (%s=%q), so the test is skipped: run make mcp-tools, which installs it with npm", inspectorVersion, inspectorEnv, p)
 	}
+	command := []string{p}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -95,13 +90,13 @@ func (in *inspector) run(env []string, args ...string) inspectorRun {
 		"MCP_CATALOG_PATH="+filepath.Join(in.config, "mcp.json"),
 		"MCP_CLIENT_CONFIG_PATH="+filepath.Join(in.config, "client.json"),
 	)
-	// npx may leave a child holding the pipes when the context kills it.
+	// node may leave a child holding the pipes when the context kills it.
 	cmd.WaitDelay = 10 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if in.ctx.Err() != nil {
-		in.t.Fatalf("the MCP Inspector did not finish within %v (the first run downloads it with npx): %s %s\nstderr: %s", inspectorBound, in.command[0], strings.Join(argv, " "), stderr.String())
+		in.t.Fatalf("the MCP Inspector did not finish within %v: %s %s\nstderr: %s", inspectorBound, in.command[0], strings.Join(argv, " "), stderr.String())
 	}
 	run := inspectorRun{stderr: stderr.String()}
 	var exit *exec.ExitError

@@ -44,6 +44,18 @@ var (
 	// memory_patch. Read the file again and redo the change.
 	ErrConflict = errors.New("changed since read")
 
+	// ErrTemporaryFact is returned when a change of a fact file adds a line
+	// worded as temporary ("this time", "for now", "这次", "暂时", …): an
+	// instruction for one task, not a lasting fact. Nothing is written.
+	ErrTemporaryFact = errors.New("temporary fact")
+
+	// ErrDuplicateFact is returned when a change of a fact file adds a line
+	// that says again what a line of the fact files says (the same words,
+	// or nearly), or that restates the key of a line of the same file
+	// ("- Language: …" when one is there): the error names that line, to
+	// patch instead. Nothing is written.
+	ErrDuplicateFact = errors.New("fact already recorded")
+
 	// ErrLocked is returned, as a host error, when another Store (in this
 	// process or another) held the lock a change needs (the directory's
 	// lock, or on S3 the lease of facts/ or episodes/) for longer than

@@ -842,9 +842,10 @@ func (s *Store) locked(ctx context.Context, op, p, name string, f func(ctx conte
 	return f(ctx)
 }
 
-// commit checks the facts budget and the size limit, then writes data as t
-// if t is still at version ver ("" for a file that did not exist). old is
-// the content read (nil when the file did not exist).
+// commit checks the size limit, the fact guard (vetFacts) and the facts
+// budget, then writes data as t if t is still at version ver ("" for a file
+// that did not exist). old is the content read (nil when the file did not
+// exist).
 func (s *Store) commit(ctx context.Context, op string, t target, old []byte, ver string, data []byte) error {
 	if len(data) > maxFileSize && len(data) > len(old) {
 		// A change that does not grow a file a person made oversized is
@@ -852,6 +853,9 @@ func (s *Store) commit(ctx context.Context, op string, t target, old []byte, ver
 		return modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("%s would be %s bytes, over the %s-byte limit for one memory file", t.path, thousands(len(data)), thousands(maxFileSize)), "; start a new file or condense this one")
 	}
 	if t.isFact() {
+		if err := s.vetFacts(ctx, op, t, old, data); err != nil {
+			return err
+		}
 		if err := s.checkBudget(ctx, op, t, len(old), len(data)); err != nil {
 			return err
 		}

@@ -480,6 +480,7 @@ Not worth recording:
 - routine operations that brought no new insight
 - trivial questions and answers with no lasting value
 - anything already in the facts or the episodes below
+- what holds for this task only, such as "this time" or "for now": an instruction for one task is not a fact
 - secrets: passwords, API keys, access tokens
 
 ## Memory files
@@ -513,7 +514,7 @@ An episode is one entry in a month file: a "## " heading naming the task, then "
 ## How to record
 
 - Put each fact in the fact file whose purpose fits it. The fact files are shown in full below, so you can change them without reading them first; memory_read one again only after it changed.
-- Update rather than add: when a fact changes, replace the old line with memory_patch (copy oldText exactly) instead of adding a contradicting one. Add new facts with memory_patch or by appending "- " lines with memory_append.
+- Update rather than add: when a fact changes, replace the old line with memory_patch (copy oldText exactly) instead of adding a contradicting one. Add new facts with memory_patch or by appending "- " lines with memory_append. A new fact line that repeats one, restates the key of one ("- Language:" when there is a "- Language:" line), or is worded as temporary is refused; the error names the line to patch instead, or says to leave it out.
 - To reorganise or condense a fact file, memory_write its whole new content, title and summary line included.
 - memory_patch does not update the "> Summary:" line; patch it too when it no longer fits.
 - Record a significant task as one episode: memory_append it to {{.MonthFile}}.

@@ -415,7 +415,7 @@ func describeAppend(*Store) string {
 		"For an episode (a significant task and its outcome) the path is the month's file, " + episodesDir + "/YYYY-MM.md for the year and month of today's date, " +
 		"and the entry is one section: a \"## \" heading naming the task, then bullets such as " +
 		"\"- Summary: \" (under 10 words), \"- Date: YYYY-MM-DD\" (today's date is added if missing), \"- Task: \", \"- Outcome: \", \"- Lesson: \". " +
-		"For a fact file the entry is one or more \"- \" bullet lines, checked against the facts budget. " +
+		"For a fact file the entry is one or more \"- \" bullet lines, checked against the facts budget; a line worded as temporary (\"this time\", \"for now\"), or one that repeats a fact or restates its key, is refused. " +
 		"The file's summary line is refreshed: pass summary to set it, or null to derive it from the content."
 }
 

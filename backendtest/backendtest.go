@@ -637,20 +637,30 @@ func testBackendChangeSeen(t *testing.T, e *env) {
 func testFactsBudget(t *testing.T, e *env) {
 	const budget = 600
 	s := e.store(&memory.Options{FactsBudget: budget})
-	line := "- Fact: " + strings.Repeat("x", 40) + "\n"
-	user := "# User\n\n> Summary: who the person is\n\n" + strings.Repeat(line, 8) // about 430 bytes
+	// Facts of about 50 bytes, each its own: the fact guard refuses a line
+	// that repeats another.
+	n := 0
+	lines := func(k int) string {
+		var b strings.Builder
+		for range k {
+			n++
+			fmt.Fprintf(&b, "- Fact %d: %s\n", n, strings.Repeat("x", 40))
+		}
+		return b.String()
+	}
+	user := "# User\n\n> Summary: who the person is\n\n" + lines(8) // about 440 bytes
 	e.write(s, userFile, user)
 	before := e.raw(userFile)
 
-	big := "# Memory\n\n> Summary: lessons\n\n" + strings.Repeat(line, 5) // about 280 bytes
+	big := "# Memory\n\n> Summary: lessons\n\n" + lines(5) // about 290 bytes
 	wantErr(t, "Write over the budget", s.Write(e.ctx, memFile, big), memory.ErrBudgetExceeded)
 	if e.rawExists(memFile) {
 		t.Fatal("a Write over the budget created the file")
 	}
-	wantErr(t, "Append over the budget", s.Append(e.ctx, userFile, strings.Repeat(line, 4), ""), memory.ErrBudgetExceeded)
+	wantErr(t, "Append over the budget", s.Append(e.ctx, userFile, lines(4), ""), memory.ErrBudgetExceeded)
 	_, err := s.Patch(e.ctx, userFile, []memory.Patch{{OldText: "who the person is", NewText: strings.Repeat("y", 200)}})
 	wantErr(t, "Patch over the budget", err, memory.ErrBudgetExceeded)
-	r := e.call(s.NewSession(), "memory_append", map[string]any{"path": memFile, "entry": strings.Repeat(line, 5), "summary": nil})
+	r := e.call(s.NewSession(), "memory_append", map[string]any{"path": memFile, "entry": lines(5), "summary": nil})
 	if !r.IsError || !strings.Contains(r.Text, "budget") {
 		t.Fatalf("memory_append over the budget: %+v", r)
 	}

@@ -17,7 +17,7 @@ type Stats struct {
 	// not counted, nor is a file List reports as unreadable.
 	Files int `json:"files"`
 
-	Months         []MonthStats `json:"months"`         // newest first; a month List reports as unreadable is left out
+	Months         []MonthStats `json:"months"`         // newest first, empty (not nil) when there is none; a month List reports as unreadable is left out
 	ArchivedMonths int          `json:"archivedMonths"` // compacted months, whose originals are in the archive
 
 	IndexMessage    PromptSize `json:"indexMessage"`    // what IndexMessage gives now
@@ -51,7 +51,7 @@ func promptSize(s string) PromptSize {
 // errors of [Store.List] and [Store.IndexMessage]; a month file that cannot
 // be read counts no entries.
 func (s *Store) Stats(ctx context.Context) (Stats, error) {
-	st := Stats{FactsBudget: s.opts.FactsBudget}
+	st := Stats{FactsBudget: s.opts.FactsBudget, Months: []MonthStats{}} // "months": [] in JSON, not null
 	files, err := s.List(ctx)
 	if err != nil {
 		return st, err

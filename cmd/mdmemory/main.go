@@ -45,6 +45,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/mdmemory/memory"
 )
 
 func main() {
@@ -63,6 +65,13 @@ const (
 	dirEnv      = "MDMEMORY_DIR"
 	programName = "mdmemory"
 )
+
+// usageErr is a command's report of a mistake in its command line that
+// flag parsing cannot see, such as a negative --facts-budget: exit status
+// 2, with the usage.
+type usageErr struct{ msg string }
+
+func (e usageErr) Error() string { return e.msg }
 
 // errProblems is returned by check when it found something a person must
 // fix: the exit status says so, and no message is added.
@@ -148,6 +157,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	e.args = pos
 	if err := exec(ctx, e); err != nil {
+		// A value the library refuses as input (a negative --limit, a
+		// --since that is no date, a --budget under 200) is a mistake in
+		// the command line like an unknown flag, said in the library's
+		// words of what to give instead.
+		var me *memory.Error
+		var bad usageErr
+		switch {
+		case errors.As(err, &bad):
+			return usageError(stderr, c.name, bad.msg)
+		case errors.As(err, &me) && errors.Is(err, memory.ErrInvalidContent):
+			return usageError(stderr, c.name, me.Hint)
+		}
 		if !errors.Is(err, errProblems) {
 			fmt.Fprintln(stderr, programName+": "+oneLine(err))
 		}

@@ -167,6 +167,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"context"}, "mdmemory context: missing QUERY"},
 		{[]string{"search", "--limit", "many"}, `mdmemory search: invalid value "many" for flag -limit`},
 		{[]string{"check", "--json=maybe"}, "mdmemory check: invalid boolean value"},
+		// Values the flags parse but the library refuses.
+		{[]string{"search", "--limit", "-3", "x"}, "mdmemory search: limit may not be negative"},
+		{[]string{"search", "--since", "garbage", "x"}, `mdmemory search: the date "garbage" is not YYYY, YYYY-MM or YYYY-MM-DD`},
+		{[]string{"context", "x", "--budget", "5"}, "mdmemory context: budget is 5 characters; give at least 200"},
+		{[]string{"--facts-budget", "-1", "ls"}, "mdmemory ls: --facts-budget may not be negative"},
 		{[]string{"help", "frob"}, `mdmemory help: unknown command "frob"`},
 		{[]string{"help", "ls", "show"}, "mdmemory help: give at most one command"},
 	}
@@ -373,7 +378,6 @@ func TestSearch(t *testing.T) {
 	require.Greater(t, hits[0].Score, 0.0)
 	require.Equal(t, "[]\n", mdm(t, env, "search", "--json", "zeppelin").ok(t))
 
-	require.Contains(t, mdm(t, env, "search", "--since", "last week").failed(t), `the date "last week" is not YYYY, YYYY-MM or YYYY-MM-DD`)
 }
 
 func firstFields(out string) []string {
@@ -406,7 +410,6 @@ func TestContext(t *testing.T) {
 	require.Equal(t, 4000, got.Budget)
 	require.Contains(t, got.Text, "## Birthday gift brainstorm")
 
-	require.Contains(t, mdm(t, env, "context", "gift", "--budget", "100").failed(t), "budget is 100 characters")
 	r := mdm(t, map[string]string{dirEnv: t.TempDir()}, "context", "gift")
 	require.Equal(t, 0, r.code)
 	require.Empty(t, r.stdout)
@@ -458,7 +461,6 @@ func TestCheck(t *testing.T) {
 	require.NotContains(t, r.stdout, "facts/notes.md:")
 	require.Contains(t, r.stdout, "facts/: the fact files hold")
 	require.Contains(t, mdm(t, env, "check", "--facts", "Notes.txt").failed(t), `fact file "Notes.txt": invalid path`)
-	require.Equal(t, "mdmemory: --facts-budget may not be negative\n", mdm(t, env, "check", "--facts-budget", "-1").failed(t))
 }
 
 // TestStats: the facts bar, the months with their entries, and the prompt
@@ -472,6 +474,8 @@ func TestStats(t *testing.T) {
 	require.Len(t, st.Months, 2)
 	require.Equal(t, memory.MonthStats{Month: "2026-02", Entries: 2, Size: st.Months[0].Size}, st.Months[0])
 	require.Greater(t, st.IndexMessage.Tokens, 0)
+	empty := map[string]string{dirEnv: t.TempDir()}
+	require.Contains(t, mdm(t, empty, "stats", "--json").ok(t), `"months": []`, "a list, never null, for JSON consumers")
 
 	out := mdm(t, env, "stats").ok(t)
 	require.Contains(t, out, "facts   "+budgetLine(st.FactsSize, 15360)+"\n")

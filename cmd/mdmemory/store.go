@@ -42,7 +42,7 @@ func (f storeFlags) where(getenv func(string) string) string {
 func (f storeFlags) options() (memory.Options, error) {
 	o := memory.Options{FactsBudget: f.factsBudget}
 	if f.factsBudget < 0 {
-		return o, errors.New("--facts-budget may not be negative")
+		return o, usageErr{"--facts-budget may not be negative"}
 	}
 	if f.facts != "" {
 		for name := range strings.SplitSeq(f.facts, ",") {

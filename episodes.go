@@ -41,7 +41,9 @@ const summaryArgMax = 200
 // Append returns an error wrapping [ErrInvalidPath] (a part, or a path
 // outside the grammar), [ErrInvalidContent] for a malformed entry or
 // summary (see [Store.Write]'s rules for text, and the dates above) or a
-// month that has 999 parts already, or [ErrBudgetExceeded].
+// month that has 999 parts already, [ErrBudgetExceeded], or for a fact
+// file [ErrTemporaryFact] or [ErrDuplicateFact] when a line of the entry is
+// worded as temporary, repeats a fact or restates a key of the file.
 func (s *Store) Append(ctx context.Context, path, entry, summary string) error {
 	_, _, err := s.append(ctx, path, entry, summary, nil)
 	return err

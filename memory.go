@@ -531,8 +531,10 @@ func (s *Store) readFile(ctx context.Context, op string, t target) ([]byte, stri
 // nests blockquotes or lists more than 32 deep, ends inside an open block
 // (a code fence, an HTML comment or block), has a summary line with a
 // control character, or is over 1 MiB (unless it replaces a larger file);
-// and [ErrBudgetExceeded] when a fact file would take the fact files over
-// the budget.
+// [ErrBudgetExceeded] when a fact file would take the fact files over the
+// budget; and, for a fact file, [ErrTemporaryFact] or [ErrDuplicateFact]
+// when a line the content adds (one the file did not hold) is worded as
+// temporary, repeats a fact or restates a key of the file.
 func (s *Store) Write(ctx context.Context, path, content string) error {
 	_, err := s.write(ctx, path, content, nil)
 	return err

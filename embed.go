@@ -121,6 +121,7 @@ type semDoc struct {
 	pos  int
 	date string
 	hash [32]byte
+	vec  []float32 // sem.vecs[hash], once rank has looked it up
 }
 
 // modelOf returns the Embedder's model name, "" when it has none.
@@ -198,7 +199,7 @@ func (s *Store) searchSemantic(ctx context.Context, query string, o SearchOption
 				return nil, hostErr(op, "", err)
 			}
 		} else {
-			sem.sync(x.files) // a search of the latest entries may have refreshed the index
+			sem.sync(x.idx, x.files) // a search of the latest entries may have refreshed the index
 		}
 		if qv != nil && len(qv) != sem.dim && sem.reset(len(qv)) && round == 0 {
 			x.mu.Unlock()
@@ -243,7 +244,7 @@ func (s *Store) prepareSemantic(ctx context.Context) (*semantic, error) {
 		}
 		x.sem = sem
 	}
-	x.sem.sync(x.files)
+	x.sem.sync(x.idx, x.files)
 	return x.sem, nil
 }
 
@@ -279,19 +280,24 @@ func (s *Store) loadCache(ctx context.Context) (*semantic, error) {
 // again since (a new *indexed) has its documents hashed anew, one gone is
 // forgotten. Documents whose hash has no vector become missing. The caller
 // holds s.search.mu.
-func (sem *semantic) sync(files map[string]*indexed) {
+func (sem *semantic) sync(idx *search.Index, files map[string]*indexed) {
 	changed := false
 	for p, f := range files {
 		if sf := sem.files[p]; sf != nil && sf.of == f {
 			continue
 		}
 		changed = true
-		docs := documents(p, f.data, &indexed{})
-		sf := &semFile{of: f, docs: make([]semDoc, len(docs))}
-		for i, d := range docs {
-			text := embedText(d.Text)
+		// The dates are the index's: the documents it holds of p, as
+		// Latest lists them, so that the file need not be parsed again.
+		dates := map[int]string{}
+		for _, h := range idx.Latest(0, &search.Filter{File: func(file string) bool { return file == p }}) {
+			dates[h.Pos] = h.Date
+		}
+		sf := &semFile{of: f, docs: make([]semDoc, len(f.docs))}
+		for i, d := range f.docs {
+			text := embedText(string(f.data[d.start:d.end]))
 			h := sha256.Sum256([]byte(text))
-			sf.docs[i] = semDoc{pos: d.Pos, date: d.Date, hash: h}
+			sf.docs[i] = semDoc{pos: d.line, date: dates[d.line], hash: h}
 			if sem.vecs[h] == nil {
 				sem.missing[h] = text
 			}
@@ -478,12 +484,15 @@ func (sem *semantic) rank(qv []float32, floor float64, o SearchOptions, depth in
 		if !strings.HasPrefix(p, o.Path) {
 			continue
 		}
-		for _, d := range sf.docs {
-			v := sem.vecs[d.hash]
-			if v == nil || !inRange(d.date, o.Since, o.Until) {
+		for i := range sf.docs {
+			d := &sf.docs[i]
+			if d.vec == nil {
+				d.vec = sem.vecs[d.hash] // nil until embedded
+			}
+			if d.vec == nil || !inRange(d.date, o.Since, o.Until) {
 				continue
 			}
-			if sim := dot(qv, v); sim >= floor {
+			if sim := dot(qv, d.vec); sim >= floor {
 				hits = append(hits, search.Hit{File: p, Pos: d.pos, Date: d.date, Score: sim})
 			}
 		}
@@ -513,13 +522,22 @@ func inRange(date, since, until string) bool {
 }
 
 // dot is the dot product of two vectors of one length: for unit vectors,
-// their cosine similarity.
+// their cosine similarity. Four sums at once let the processor overlap the
+// additions.
 func dot(a, b []float32) float64 {
-	var sum float32
-	for i := range a {
-		sum += a[i] * b[i]
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	for len(a) >= 4 && len(b) >= 4 {
+		s0 += a[0] * b[0]
+		s1 += a[1] * b[1]
+		s2 += a[2] * b[2]
+		s3 += a[3] * b[3]
+		a, b = a[4:], b[4:]
 	}
-	return float64(sum)
+	for i := range a {
+		s0 += a[i] * b[i]
+	}
+	return float64(s0 + s1 + s2 + s3)
 }
 
 // docText returns the text of the document at line pos of the indexed file

@@ -57,6 +57,7 @@ func TestEmbedHelpers(t *testing.T) {
 	require.Equal(t, []float32{0, 0}, unit([]float32{0, 0}))
 	require.Equal(t, []float32{0, 0}, unit([]float32{float32(math.Inf(1)), 1}))
 	require.Equal(t, []float32{0.6, 0.8}, unit([]float32{3, 4}))
+	require.Equal(t, 1.0+4+9+16+25, dot([]float32{1, 2, 3, 4, 5}, []float32{1, 2, 3, 4, 5}))
 	require.True(t, inRange("2026-02-03", "2026-02", "2026-02"))
 	require.False(t, inRange("", "2026", ""))
 	require.Equal(t, ".cache/vectors-"+"e3b0c44298fc1c14"+".bin", cacheName(""))

@@ -39,9 +39,9 @@ var concepts = [][]string{
 type conceptEmbedder struct {
 	mu     sync.Mutex
 	calls  int
-	texts  []string                                              // every text embedded, queries included
+	texts  []string                                            // every text embedded, queries included
 	fail   func(call int, texts []string) ([][]float32, error) // when not nil and it returns non-nil, Embed returns that
-	during func()                                                // when not nil, called inside each Embed
+	during func()                                              // when not nil, called inside each Embed
 }
 
 func (e *conceptEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
@@ -104,7 +104,7 @@ type modelEmbedder struct {
 	floor float64
 }
 
-func (e modelEmbedder) Model() string   { return e.model }
+func (e modelEmbedder) Model() string  { return e.model }
 func (e modelEmbedder) Floor() float64 { return e.floor }
 
 // semanticCorpus is a memory written by hand: facts, and two months.

@@ -14,7 +14,9 @@ import (
 // Names are relative, slash-separated paths such as "facts/user.md" or
 // "episodes/2026-11.md"; folders are the parts before a slash, and exist as
 // long as a file is in them (a Backend creates them as needed). A Store
-// never asks for a name outside its grammar.
+// asks only for names of its grammar, and, when Options.Embedder is set,
+// for its cache of vectors, .cache/vectors-<model>.bin: a dot-name, which
+// List leaves out like every other.
 //
 // Every change the Store makes is one loop: read the file with its version,
 // check, edit, write only if the file is still at that version, and on

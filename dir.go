@@ -625,9 +625,10 @@ func (d *Dir) list(dir string, now time.Time, entries *[]Entry) error {
 }
 
 // removeTemps deletes the temporary files of memory files (".x.md.tmp-…")
-// that a crash left in dir and the folders under it, without following
-// links or entering dot-folders. A folder it cannot read has nothing to
-// clean.
+// that a crash left in dir and the folders under it, and those of the
+// Store's vector cache (".cache/.vectors-….bin.tmp-…"), without following
+// links or entering other dot-folders. A folder it cannot read has nothing
+// to clean.
 func (d *Dir) removeTemps(dir string) error {
 	f, err := d.root.Open(dir)
 	if err != nil {
@@ -640,12 +641,13 @@ func (d *Dir) removeTemps(dir string) error {
 	}
 	for _, de := range des {
 		name := path.Join(dir, de.Name())
+		temp := strings.Contains(de.Name(), ".md"+tempMark) || dir == cacheDir && strings.Contains(de.Name(), tempMark)
 		switch {
-		case strings.HasPrefix(de.Name(), ".") && de.Type().IsRegular() && strings.Contains(de.Name(), ".md"+tempMark):
+		case strings.HasPrefix(de.Name(), ".") && de.Type().IsRegular() && temp:
 			if err := d.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
-		case de.IsDir() && !strings.HasPrefix(de.Name(), "."):
+		case de.IsDir() && (!strings.HasPrefix(de.Name(), ".") || name == cacheDir):
 			if err := d.removeTemps(name); err != nil {
 				return err
 			}

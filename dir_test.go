@@ -94,6 +94,9 @@ func TestDirRemovesTemps(t *testing.T) {
 	writeFile(t, dir, "episodes/archive/.2025-01.md.tmp-xyz", "half")
 	writeFile(t, dir, "facts/user.md", "kept\n")
 	writeFile(t, dir, "notes/.hidden", "kept\n")
+	writeFile(t, dir, ".cache/.vectors-0123456789abcdef.bin.tmp-q1", "half")
+	writeFile(t, dir, ".cache/vectors-0123456789abcdef.bin", "kept")
+	writeFile(t, dir, ".git/.x.tmp-1", "kept")
 	d, err := memory.OpenDir(dir)
 	require.NoError(t, err)
 	defer d.Close()
@@ -101,6 +104,9 @@ func TestDirRemovesTemps(t *testing.T) {
 	require.NoFileExists(t, filepath.Join(dir, "episodes", "archive", ".2025-01.md.tmp-xyz"))
 	require.FileExists(t, filepath.Join(dir, "facts", "user.md"))
 	require.FileExists(t, filepath.Join(dir, "notes", ".hidden"))
+	require.NoFileExists(t, filepath.Join(dir, ".cache", ".vectors-0123456789abcdef.bin.tmp-q1"), "the vector cache's temporary file")
+	require.FileExists(t, filepath.Join(dir, ".cache", "vectors-0123456789abcdef.bin"))
+	require.FileExists(t, filepath.Join(dir, ".git", ".x.tmp-1"), "other dot-folders are not entered")
 }
 
 // TestOpenBackendOptions checks OpenBackend's refusals.

@@ -142,11 +142,15 @@ func floorOf(e Embedder) float64 {
 	return defaultFloor
 }
 
+// cacheDir is the folder of the vector caches: a dot-folder, which no
+// listing shows.
+const cacheDir = ".cache"
+
 // cacheName is the name of the cache object of model: the hash keeps any
 // model name ("nomic-embed-text:latest") a valid file name everywhere.
 func cacheName(model string) string {
 	h := sha256.Sum256([]byte(model))
-	return ".cache/vectors-" + hex.EncodeToString(h[:8]) + ".bin"
+	return cacheDir + "/vectors-" + hex.EncodeToString(h[:8]) + ".bin"
 }
 
 // embedText is the part of a document that is embedded: its first

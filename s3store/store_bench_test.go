@@ -58,7 +58,7 @@ func BenchmarkStore(b *testing.B) {
 
 	b.Run("write", func(b *testing.B) {
 		st, _, bare := newStoreEnv(b)
-		facts := [2]string{factFile("A"), factFile("B")} // a change each time
+		facts := [2]string{factFile(1000), factFile(2000)} // a change each time
 		if err := st.Write(ctx, "facts/user.md", facts[1]); err != nil {
 			b.Fatal(err)
 		}
@@ -170,16 +170,23 @@ func episode(i int, month string) string {
 		"- Task: user asked to compare flights and prices for a family of three\n- Lesson: search results had stale prices; cross-check airline sites\n", i, month, i%28+1)
 }
 
-// factFile is a fact file of about 2 KB.
-func factFile(tag string) string {
-	return "# User\n\n> Summary: Zhang San, Chinese\n\n" + strings.Repeat("- Name: Zhang San; prefers Chinese; standup Wed 10:00 "+tag+"\n", 34)
+// factFile is a fact file of about 2 KB whose lines are numbered from
+// first, so that no line repeats a line of another fact file (the fact
+// guard refuses a repeat).
+func factFile(first int) string {
+	var b strings.Builder
+	b.WriteString("# User\n\n> Summary: Zhang San, Chinese\n\n")
+	for i := range 34 {
+		fmt.Fprintf(&b, "- Note %d: Zhang San; prefers Chinese; standup Wed 10:00\n", first+i)
+	}
+	return b.String()
 }
 
 // fillMemory writes two fact files and twelve months of ~8 KiB.
 func fillMemory(b *testing.B, st *memory.Store) {
 	ctx := context.Background()
-	for _, p := range []string{"facts/user.md", "facts/memory.md"} {
-		if err := st.Write(ctx, p, factFile("x")); err != nil {
+	for i, p := range []string{"facts/user.md", "facts/memory.md"} {
+		if err := st.Write(ctx, p, factFile(100*i)); err != nil {
 			b.Fatal(err)
 		}
 	}

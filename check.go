@@ -302,7 +302,7 @@ func (c *checker) file(ctx context.Context, t target) error {
 	if !ok {
 		return err
 	}
-	if !t.archived && !t.isFact() {
+	if t.isEpisode() && !t.archived {
 		c.months[t.path] = src
 	}
 	p := t.path
@@ -312,6 +312,10 @@ func (c *checker) file(ctx context.Context, t target) error {
 	}
 	d := markdown.Parse(src)
 	c.text(p, d)
+	if t.root != "" {
+		c.rootBody(t, d)
+		return nil
+	}
 	c.head(t, d)
 	if t.isFact() {
 		c.factBody(p, d)

@@ -74,7 +74,7 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 	ed := markdown.Parse(body)
 	if t.isFact() {
 		err = checkFactEntry(op, t, ed)
-	} else {
+	} else if t.isEpisode() {
 		body, err = s.episodeEntry(op, t, ed)
 	}
 	if err != nil {
@@ -83,7 +83,7 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 
 	data, err = s.update(ctx, op, t, check, func(ctx context.Context, old []byte) ([]byte, error) {
 		full := len(old)+len(body) > partMax
-		if !t.isFact() && len(old) > 0 && (full || sealed != "") {
+		if t.isEpisode() && len(old) > 0 && (full || sealed != "") {
 			// The month's file is full: it becomes a part, kept as it is,
 			// and the entry starts the month's file anew. Or this append
 			// sealed it in an earlier round, and lost the race to rewrite
@@ -187,7 +187,7 @@ func (s *Store) appendTo(op string, t target, old, body []byte, summary string) 
 	out = append(out, '\n')
 
 	d := markdown.Parse(out)
-	if !d.StartsBlock(at) || !t.isFact() && (len(d.Entries) == 0 || d.Entries[len(d.Entries)-1].Start != at) {
+	if !d.StartsBlock(at) || t.isEpisode() && (len(d.Entries) == 0 || d.Entries[len(d.Entries)-1].Start != at) {
 		return nil, modelErr(op, t.path, ErrInvalidContent, t.path+" ends inside an unclosed block (such as a ``` code fence), so the entry would not stand on its own", "; memory_read the file and close the block with memory_patch, then append again")
 	}
 	if summary == "" {

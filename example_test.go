@@ -60,7 +60,7 @@ func ExampleTool_Call() {
 	fmt.Println(res.Text)
 	// Output:
 	// memory_read true <nil>
-	// the path may not contain . or .. segments; valid paths are facts/user.md, facts/memory.md, or episodes/YYYY-MM.md for a month's episodes (such as episodes/2026-02.md)
+	// the path may not contain . or .. segments; valid paths are facts/user.md, facts/memory.md, procedures.md for rules learned from experience, or episodes/YYYY-MM.md for a month's episodes (such as episodes/2026-02.md)
 }
 
 func ExampleStore_Append() {

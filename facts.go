@@ -87,6 +87,9 @@ func (s *Store) checkBudget(ctx context.Context, op string, t target, oldSize, n
 // title is the "# " heading the library gives a file that has none:
 // "User" for facts/user.md, "2026-02 Episodes" for episodes/2026-02.md.
 func (s *Store) title(t target) string {
+	if t.root == proceduresFile {
+		return "Procedures"
+	}
 	if !t.isFact() {
 		return t.month + " Episodes"
 	}
@@ -115,6 +118,9 @@ func (s *Store) title(t target) string {
 const summaryMax = 100
 
 func (s *Store) deriveSummary(t target, d *markdown.Doc) string {
+	if t.root == proceduresFile {
+		return proceduresSummary(d)
+	}
 	if !t.isFact() {
 		titles := make([]string, 0, len(d.Entries))
 		for _, e := range d.Entries {

@@ -52,6 +52,13 @@ type Options struct {
 	// files. 0 means DefaultFactsBudget (15360).
 	FactsBudget int
 
+	// ProceduresBudget is the limit, in bytes, on the size of
+	// procedures.md, the rules learned from experience. It is a budget of
+	// its own, not part of FactsBudget: procedures are not loaded into
+	// every prompt but searched, and loaded whole only when a host wants
+	// them. 0 means DefaultProceduresBudget (4096).
+	ProceduresBudget int
+
 	// Now is the clock used for entry dates and month files. nil means
 	// time.Now.
 	Now func() time.Time
@@ -223,8 +230,11 @@ func (o *Options) fill() error {
 		}
 		seen[f.Name] = true
 	}
-	if o.FactsBudget < 0 || o.IndexBudget < 0 || o.LockTimeout < 0 || o.MaxSessions < 0 || o.IndexIdle < 0 {
-		return errors.New("memory: open: FactsBudget, IndexBudget, LockTimeout, MaxSessions and IndexIdle may not be negative")
+	if o.FactsBudget < 0 || o.ProceduresBudget < 0 || o.IndexBudget < 0 || o.LockTimeout < 0 || o.MaxSessions < 0 || o.IndexIdle < 0 {
+		return errors.New("memory: open: FactsBudget, ProceduresBudget, IndexBudget, LockTimeout, MaxSessions and IndexIdle may not be negative")
+	}
+	if o.ProceduresBudget == 0 {
+		o.ProceduresBudget = DefaultProceduresBudget
 	}
 	if o.MaxSessions == 0 {
 		o.MaxSessions = DefaultMaxSessions
@@ -304,8 +314,9 @@ func (s *Store) start(ctx context.Context, op, p string) (target, func(), error)
 
 func (s *Store) now() time.Time { return s.opts.Now() }
 
-// List returns the memory files: the fact files that exist, in the
-// configured order, then the months, newest first, one entry a month
+// List returns the memory files: persona.md when it exists, the fact files
+// that exist, in the configured order, procedures.md when it exists, then
+// the months, newest first, one entry a month
 // whatever parts it has (its size is theirs together, its summary that of
 // its newest file). Only the head of each file is read, for its summary.
 // Files in the root that are not memory files, and the originals Compact
@@ -336,6 +347,16 @@ func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 		}
 		return nil
 	}
+	root := func(p string) error {
+		info, ok, err := s.head(ctx, p)
+		if err := add(p, info, ok, err); err != nil {
+			return hostErr(op, p, err)
+		}
+		return nil
+	}
+	if err := root(personaFile); err != nil {
+		return nil, err
+	}
 	// The fact files listed are read; when facts/ cannot be listed, each
 	// is tried.
 	facts, factsErr := s.b.List(ctx, factsDir)
@@ -351,6 +372,9 @@ func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 		if err := add(p, info, ok, err); err != nil {
 			return nil, hostErr(op, p, err)
 		}
+	}
+	if err := root(proceduresFile); err != nil {
+		return nil, err
 	}
 	months, listErr := s.monthsIn(ctx, episodesDir)
 	for _, m := range months {
@@ -435,6 +459,10 @@ func (s *Store) files(ctx context.Context) ([]Entry, error) {
 	for _, e := range all {
 		dir, base := path.Split(e.Name)
 		switch dir {
+		case "":
+			if base != proceduresFile {
+				continue
+			}
 		case factsDir + "/":
 			if !slices.ContainsFunc(s.opts.FactFiles, func(f FactFile) bool { return f.Name == base }) {
 				continue
@@ -475,7 +503,7 @@ func (s *Store) head(ctx context.Context, p string) (info FileInfo, ok bool, err
 	} else if !d.Summary.OK || d.Summary.End == cut {
 		d = markdown.Parse(buf)
 	}
-	return FileInfo{Path: p, Summary: printable(d.Summary.Text), Size: c.Size, Compacted: !strings.HasPrefix(p, factsDir+"/") && compactedMark(d)}, true, nil
+	return FileInfo{Path: p, Summary: printable(d.Summary.Text), Size: c.Size, Compacted: strings.HasPrefix(p, episodesDir+"/") && compactedMark(d)}, true, nil
 }
 
 // Read returns the content of the file at path. It returns an error wrapping
@@ -859,6 +887,11 @@ func (s *Store) commit(ctx context.Context, op string, t target, old []byte, ver
 			return err
 		}
 		if err := s.checkBudget(ctx, op, t, len(old), len(data)); err != nil {
+			return err
+		}
+	}
+	if t.root == proceduresFile {
+		if err := s.checkProcedures(op, t, old, data); err != nil {
 			return err
 		}
 	}

@@ -122,7 +122,12 @@ type Persona struct {
 // ReflectorOptions configure a [Reflector]. The zero value, like a nil
 // *ReflectorOptions, gives the defaults. NewReflector copies the struct.
 type ReflectorOptions struct {
-	// Persona opens the system prompt. The zero value leaves it out.
+	// Persona opens the system prompt when the store has no persona.md.
+	// The zero value leaves it out. When persona.md exists and holds
+	// more than white space, the file opens the prompt instead, and
+	// Persona is not shown at all (its Name neither): the person's file
+	// is the one source of the persona, and a program's struct is the
+	// fallback for a memory whose person wrote none.
 	Persona Persona
 
 	// MaxRounds bounds the model calls of one Reflect. 0 or less means
@@ -441,7 +446,11 @@ func plural(n int, one, many string) string {
 // is golden-tested in testdata/reflector_prompt.golden: it is product
 // surface, what the model reads.
 
-const reflectorPrompt = `You are {{if .Name}}{{.Name}}{{else}}an AI agent{{end}}, looking back on a task you have just finished to decide what is worth keeping in your long-term memory.
+const reflectorPrompt = `{{if .PersonaFile}}{{.PersonaFile}}
+The text above is persona.md, written by the person you work for: who you are. Judge what matters as this persona would.
+
+You are the agent described above, looking back on a task you have just finished to decide what is worth keeping in your long-term memory.
+{{- else}}You are {{if .Name}}{{.Name}}{{else}}an AI agent{{end}}, looking back on a task you have just finished to decide what is worth keeping in your long-term memory.
 {{- if .Persona}}
 
 ## Who you are
@@ -451,6 +460,7 @@ const reflectorPrompt = `You are {{if .Name}}{{.Name}}{{else}}an AI agent{{end}}
 - Values: {{.Values}}{{end}}
 
 Judge what matters as this persona would.
+{{- end}}
 {{- end}}
 
 ## Your goal
@@ -494,6 +504,8 @@ Facts are loaded in full into every prompt, so together the fact files may hold 
 
 Episodes: one file per month, episodes/YYYY-MM.md. This month's file is {{.MonthFile}}.
 
+Procedures: procedures.md, rules learned from experience, one a line in the form "- When <situation>: <action>". Unlike the facts, it is not loaded into every prompt: agents find its rules with memory_search. It may hold at most {{.ProceduresBudget}} bytes.
+
 A fact file has a "# " title, a "> Summary:" line of under 10 words, then one "- " bullet per fact:
 
     # User
@@ -518,6 +530,7 @@ An episode is one entry in a month file: a "## " heading naming the task, then "
 - To reorganise or condense a fact file, memory_write its whole new content, title and summary line included.
 - memory_patch does not update the "> Summary:" line; patch it too when it no longer fits.
 - Record a significant task as one episode: memory_append it to {{.MonthFile}}.
+- Record a procedure when the task taught a reusable rule, "when this happens, do that", that will apply to later tasks: memory_append it to procedures.md as one line, such as "- When the flight search returns stale prices: cross-check the airline's site". A fact about the person belongs in a fact file, the story of the task in an episode; a rule that held for this task alone is no procedure. When a rule for the same situation is there, patch it instead of adding another.
 - Only the memory tools are available now, whatever tools the task's conversation shows.
 - A call that fails returns an error saying what to fix: fix it and try again, or give up that change.
 
@@ -533,6 +546,18 @@ Each fact file is shown between its <file …> line and the </file …> line wit
 {{.Path}}: {{.Note}}
 {{- end}}
 {{end}}
+## Existing procedures
+
+{{with .Procedures}}{{if .Exists -}}
+Framed like the fact files.
+
+<file path="{{.Path}}" version="{{.Version}}">
+{{.Content}}</file version="{{.Version}}">{{if .Cut}}
+{{.Path}} is {{.Cut}} bytes, far over its budget, so only its start is shown: memory_read it and condense it with memory_write.{{end}}
+{{- else -}}
+{{.Path}}: {{.Note}}
+{{- end}}{{end}}
+
 ## Episode index
 
 {{if .Episodes -}}
@@ -562,7 +587,10 @@ type promptFact struct {
 
 type promptData struct {
 	Name, Role, Personality, Values string
-	Persona                         bool // Role, Personality or Values to show
+	Persona                         bool   // Role, Personality or Values to show
+	PersonaFile                     string // persona.md, which replaces the four above when there is one
+	Procedures                      promptFact
+	ProceduresBudget                string
 	Today, MonthFile                string
 	Facts                           []promptFact
 	Budget, Size                    string
@@ -585,8 +613,11 @@ func (r *Reflector) systemPrompt(ctx context.Context, c *Session) (string, error
 		Budget:      thousands(s.opts.FactsBudget),
 	}
 	d.Persona = d.Role != "" || d.Personality != "" || d.Values != ""
-
 	var err error
+	if d.PersonaFile, d.Procedures, err = r.rootFiles(ctx, c); err != nil {
+		return "", err
+	}
+	d.ProceduresBudget = thousands(s.opts.ProceduresBudget)
 	size := 0
 	for _, f := range s.opts.FactFiles {
 		pf := promptFact{Path: factPath(f.Name), Purpose: strings.TrimSpace(f.Purpose)}

@@ -12,8 +12,9 @@ import (
 // a blacklist: facts/<name> for a configured fact file name, or
 // episodes/YYYY-MM.md for a real month, with its full parts
 // episodes/YYYY-MM.NNN.md (read and patched, not appended to) and the
-// originals Compact keeps under episodes/archive/ (read only). Anything
-// else is refused before the
+// originals Compact keeps under episodes/archive/ (read only); and two
+// files at the root, procedures.md and the person's persona.md (read
+// only). Anything else is refused before the
 // disk is touched, and the files that are touched are reached only through
 // the store's os.Root, so a symbolic link cannot lead out of the directory.
 
@@ -32,9 +33,13 @@ type target struct {
 	month    string // "2026-02" for an episode file
 	part     int    // a sealed part's number (episodes/2026-02.003.md); 0 for the month's file
 	archived bool   // an original kept by Compact under episodes/archive/: read only
+	root     string // personaFile or proceduresFile for a file at the root; "" otherwise
 }
 
 func (t target) isFact() bool { return t.fact >= 0 }
+
+// isEpisode reports a month's file, one of its parts or an archived original.
+func (t target) isEpisode() bool { return t.fact < 0 && t.root == "" }
 
 // resolve maps a model-supplied path to a file of the store, or explains with
 // an ErrInvalidPath model error why it is not one.
@@ -63,6 +68,12 @@ func (s *Store) resolve(op, p string) (target, error) {
 		case strings.HasPrefix(seg, "."):
 			return bad("the path may not name hidden files or folders")
 		}
+	}
+	if len(segs) == 1 && (p == personaFile || p == proceduresFile) {
+		if p == personaFile && op != "read" {
+			return target{}, s.personaRefusal(op)
+		}
+		return target{path: p, fact: -1, root: p}, nil
 	}
 	if len(segs) == 2 && segs[0] == factsDir {
 		for i, f := range s.opts.FactFiles {

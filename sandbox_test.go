@@ -64,7 +64,7 @@ func TestResolve(t *testing.T) {
 			require.Contains(t, err.Error(), tt.why)
 			require.Contains(t, hint(t, err), tt.why)
 			require.NotContains(t, err.Error(), "valid paths are", "instructions for the model stay out of the Go error")
-			require.Contains(t, hint(t, err), "valid paths are facts/user.md, facts/memory.md, or episodes/YYYY-MM.md for a month's episodes (such as episodes/2026-02.md)")
+			require.Contains(t, hint(t, err), "valid paths are facts/user.md, facts/memory.md, procedures.md for rules learned from experience, or episodes/YYYY-MM.md for a month's episodes (such as episodes/2026-02.md)")
 		})
 	}
 }

@@ -346,7 +346,7 @@ func parallel(n int, f func(i int)) {
 func documents(p string, b []byte, f *indexed) []search.Doc {
 	d := markdown.Parse(b)
 	var docs []search.Doc
-	if strings.HasPrefix(p, factsDir+"/") {
+	if !strings.HasPrefix(p, episodesDir+"/") { // a fact file or procedures.md: a document a line
 		for _, it := range d.Items {
 			docs = append(docs, search.Doc{Pos: it.Line, Text: string(b[it.Start:it.End])})
 			f.docs = append(f.docs, docInfo{line: it.Line, title: it.Text, start: it.Start, end: it.End, fact: true})

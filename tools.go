@@ -160,7 +160,7 @@ func (s *Store) pathList() string {
 	for _, f := range s.opts.FactFiles {
 		b.WriteString(factPath(f.Name) + ", ")
 	}
-	b.WriteString("or " + episodesDir + "/YYYY-MM.md for a month's episodes")
+	b.WriteString(proceduresFile + " for rules learned from experience, or " + episodesDir + "/YYYY-MM.md for a month's episodes")
 	return b.String()
 }
 
@@ -182,7 +182,7 @@ type listArgs struct{}
 
 func describeList(*Store) string {
 	return "List the saved memory files with their one-line summaries and sizes in bytes: " +
-		"the fact files first, then the episode files, newest month first. " +
+		"persona.md first (the agent's persona, written by the person: read it, never change it), then the fact files, procedures.md (rules learned from experience), then the episode files, newest month first. " +
 		"A busy month counts its older files in \"parts\" (its size is all of them); \"compacted\" marks a month condensed, whose originals are under episodes/archive/; " +
 		"a file that cannot be read has an \"error\" saying why. " +
 		"Use it to see what is remembered, then memory_read the files that matter for the task."
@@ -201,7 +201,7 @@ type searchArgs struct {
 }
 
 func describeSearch(*Store) string {
-	return "Search memory by keywords: the fact lines and episode entries that match, best first, " +
+	return "Search memory by keywords: the fact lines, procedures and episode entries that match, best first, " +
 		"each with its path and line and the best-matching line as snippet; memory_read the file for the whole entry. " +
 		"Matches word forms (review, reviewed) and Chinese text. An empty query lists the most recent episodes."
 }
@@ -226,7 +226,7 @@ func runSearch(ctx context.Context, c *Session, a *searchArgs) (ToolResult, erro
 // memory_read
 
 type readArgs struct {
-	Path string `json:"path" desc:"A memory file: {paths}; or a month's older part or archived original (episodes/YYYY-MM.NNN.md, episodes/archive/YYYY-MM.md) that memory_search or a parts: line names."`
+	Path string `json:"path" desc:"A memory file: {paths}; persona.md, the person's own file (read only); or a month's older part or archived original (episodes/YYYY-MM.NNN.md, episodes/archive/YYYY-MM.md) that memory_search or a parts: line names."`
 	Line *int   `json:"line" desc:"The line to start from: to read on where a long file was cut, or from a memory_search hit. Null to read from the start."`
 }
 
@@ -416,6 +416,7 @@ func describeAppend(*Store) string {
 		"and the entry is one section: a \"## \" heading naming the task, then bullets such as " +
 		"\"- Summary: \" (under 10 words), \"- Date: YYYY-MM-DD\" (today's date is added if missing), \"- Task: \", \"- Outcome: \", \"- Lesson: \". " +
 		"For a fact file the entry is one or more \"- \" bullet lines, checked against the facts budget; a line worded as temporary (\"this time\", \"for now\"), or one that repeats a fact or restates its key, is refused. " +
+		"For " + proceduresFile + " the entry is one or more rules, one a line: \"- When <situation>: <action>\", such as \"" + procedureExample + "\". " +
 		"The file's summary line is refreshed: pass summary to set it, or null to derive it from the content."
 }
 
@@ -735,8 +736,8 @@ func (s *Store) IndexMessage(ctx context.Context) (string, error) {
 			}
 		}
 		lines[i] += "\n"
-		if strings.HasPrefix(f.Path, factsDir+"/") {
-			facts++
+		if !strings.HasPrefix(f.Path, episodesDir+"/") {
+			facts++ // persona.md, the fact files and procedures.md are always kept
 		}
 	}
 	omitted := func(n int) string {

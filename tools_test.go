@@ -79,7 +79,7 @@ func TestToolDescriptionsFollowOptions(t *testing.T) {
 	w := tool(t, s.Tools(), "memory_write")
 	require.Contains(t, w.Description, "facts/persona.md (who the agent is)")
 	require.Contains(t, w.Description, "at most 4,096 bytes")
-	require.Contains(t, string(w.InputSchema), "facts/persona.md, or episodes/YYYY-MM.md")
+	require.Contains(t, string(w.InputSchema), "facts/persona.md, procedures.md for rules learned from experience, or episodes/YYYY-MM.md")
 }
 
 func TestToolArgumentErrors(t *testing.T) {

@@ -66,12 +66,12 @@ func (s *Store) personaRefusal(op string) error {
 // link that leads outside the memory). It is safe for concurrent use, and
 // reads the file on every call, so a person's edit is seen at once.
 func (s *Store) Persona(ctx context.Context) (string, error) {
-	t, end, err := s.start(ctx, "persona", personaFile)
+	end, err := s.begin(ctx, "persona", personaFile)
 	if err != nil {
 		return "", err
 	}
 	defer end()
-	b, _, err := s.readFile(ctx, "persona", t)
+	b, _, err := s.readFile(ctx, "persona", target{path: personaFile, fact: -1, root: personaFile})
 	if err != nil || len(strings.TrimSpace(string(b))) == 0 {
 		return "", err
 	}

@@ -123,7 +123,7 @@ func TestSymlinkedFolderOutOfRoot(t *testing.T) {
 }
 
 // grammar is the sandbox's grammar restated independently of its code.
-var grammar = regexp.MustCompile(`^(facts/(user|memory)\.md|episodes/(archive/)?[1-9][0-9]{3}-(0[1-9]|1[0-2])(\.(00[1-9]|0[1-9][0-9]|[1-9][0-9]{2}))?\.md)$`)
+var grammar = regexp.MustCompile(`^(persona\.md|procedures\.md|facts/(user|memory)\.md|episodes/(archive/)?[1-9][0-9]{3}-(0[1-9]|1[0-2])(\.(00[1-9]|0[1-9][0-9]|[1-9][0-9]{2}))?\.md)$`)
 
 // FuzzResolve checks that no input resolves to a path outside the grammar,
 // and that reading any input through the store never reaches the file that

@@ -12,8 +12,13 @@ type Stats struct {
 	FactsSize   int64 `json:"factsSize"`   // the fact files' bytes together, against FactsBudget
 	FactsBudget int   `json:"factsBudget"` // Options.FactsBudget
 
-	// Files counts the memory files on disk that can be read: the fact
-	// files that exist and every month's file and parts. The archive is
+	PersonaSize      int64 `json:"personaSize,omitempty"`      // persona.md's bytes; 0 when there is none
+	ProceduresSize   int64 `json:"proceduresSize,omitempty"`   // procedures.md's bytes, against ProceduresBudget; 0 when there is none
+	ProceduresBudget int   `json:"proceduresBudget,omitempty"` // Options.ProceduresBudget
+
+	// Files counts the memory files on disk that can be read: persona.md,
+	// the fact files and procedures.md when they exist, and every month's
+	// file and parts. The archive is
 	// not counted, nor is a file List reports as unreadable.
 	Files int `json:"files"`
 
@@ -21,7 +26,7 @@ type Stats struct {
 	ArchivedMonths int          `json:"archivedMonths"` // compacted months, whose originals are in the archive
 
 	IndexMessage    PromptSize `json:"indexMessage"`    // what IndexMessage gives now
-	ReflectorPrompt PromptSize `json:"reflectorPrompt"` // the reflector's system prompt now, without a persona
+	ReflectorPrompt PromptSize `json:"reflectorPrompt"` // the reflector's system prompt now, with persona.md but without ReflectorOptions.Persona
 }
 
 // MonthStats describes one month of episodes.
@@ -51,7 +56,7 @@ func promptSize(s string) PromptSize {
 // errors of [Store.List] and [Store.IndexMessage]; a month file that cannot
 // be read counts no entries.
 func (s *Store) Stats(ctx context.Context) (Stats, error) {
-	st := Stats{FactsBudget: s.opts.FactsBudget, Months: []MonthStats{}} // "months": [] in JSON, not null
+	st := Stats{FactsBudget: s.opts.FactsBudget, ProceduresBudget: s.opts.ProceduresBudget, Months: []MonthStats{}} // "months": [] in JSON, not null
 	files, err := s.List(ctx)
 	if err != nil {
 		return st, err
@@ -60,6 +65,12 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		month, isMonth := monthOfPath(f.Path)
 		switch {
 		case f.Error != "":
+		case f.Path == personaFile:
+			st.PersonaSize = f.Size
+			st.Files++
+		case f.Path == proceduresFile:
+			st.ProceduresSize = f.Size
+			st.Files++
 		case isMonth:
 			m := MonthStats{Month: month, Size: f.Size, Parts: f.Parts, Compacted: f.Compacted}
 			if m.Compacted {

@@ -9,7 +9,12 @@
 //     the person, and memory.md, about experience), loaded whole into
 //     prompts and so held to a size budget (15,360 bytes in all by default);
 //   - episodes: one file per month under episodes/ (episodes/2026-02.md),
-//     each entry a "## " section summarising a significant task.
+//     each entry a "## " section summarising a significant task;
+//
+// and, at its root, procedures.md, rules learned from experience, one a
+// line ("- When <situation>: <action>"), searched rather than loaded into
+// every prompt, with a budget of its own; and persona.md, who the agent is,
+// which the person writes and no tool may change ([Store.Persona]).
 //
 // Every file starts with a "# " title and a "> Summary: " line. The summaries
 // make the index an agent sees first ([Store.IndexMessage]); the model then

@@ -18,15 +18,18 @@ var (
 	// files: not facts/<configured name> or episodes/YYYY-MM.md (or a
 	// month's part, episodes/YYYY-MM.NNN.md, or an archived original, for
 	// the operations those allow) in
-	// canonical form, or a symbolic link that leads out of the root. It is
-	// also returned by Open for an invalid FactFile name.
+	// canonical form, or procedures.md or persona.md), or a symbolic link
+	// that leads out of the root; and for any change of persona.md, the
+	// person's file. It is also returned by Open for an invalid FactFile
+	// name.
 	ErrInvalidPath = errors.New("invalid path")
 
 	// ErrNotFound is returned when a file to read or patch does not exist.
 	ErrNotFound = errors.New("not found")
 
 	// ErrBudgetExceeded is returned when a change would make the fact files
-	// larger than the facts budget (Options.FactsBudget).
+	// larger than the facts budget (Options.FactsBudget), or procedures.md
+	// larger than its own (Options.ProceduresBudget).
 	ErrBudgetExceeded = errors.New("facts budget exceeded")
 
 	// ErrPatchFailed is returned when a patch's old text is empty, is not
@@ -35,7 +38,8 @@ var (
 
 	// ErrInvalidContent is returned when content, an entry, a summary or a
 	// list of patches is malformed: not UTF-8, a NUL byte, too large, an
-	// episode entry without its "## " heading, a summary with a line break.
+	// episode entry without its "## " heading, a summary with a line break,
+	// a line of procedures.md not in the form "- When <situation>: <action>".
 	ErrInvalidContent = errors.New("invalid content")
 
 	// ErrConflict is returned when a file changed since it was read (by a

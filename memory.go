@@ -129,8 +129,8 @@ type FileInfo struct {
 	Compacted bool `json:"compacted,omitempty"`
 }
 
-// A Store is a memory: the fact files under facts/ and the month files
-// under episodes/, kept by a [Backend], a local directory by default. Every
+// A Store is a memory: the fact files under facts/, the month files under
+// episodes/, and procedures.md and the person's persona.md, kept by a [Backend], a local directory by default. Every
 // file is read from the backend when it is needed, so a person's edit in an
 // editor is seen by the very next call.
 //
@@ -553,16 +553,20 @@ func (s *Store) readFile(ctx context.Context, op string, t target) ([]byte, stri
 // content is kept as written. The file always ends with a newline.
 //
 // Write returns an error wrapping [ErrInvalidPath] for a path outside the
-// grammar, an archived original or a part that does not exist (only
-// [Store.Append] makes parts); [ErrInvalidContent] for content that is not
+// grammar, persona.md (the person's, changed by hand only), an archived
+// original or a part that does not exist (only [Store.Append] makes
+// parts); [ErrInvalidContent] for a line it adds to procedures.md that is
+// not "- When <situation>: <action>", or for content that is not
 // UTF-8, holds a NUL byte or a carriage return that does not end a line,
 // nests blockquotes or lists more than 32 deep, ends inside an open block
 // (a code fence, an HTML comment or block), has a summary line with a
 // control character, or is over 1 MiB (unless it replaces a larger file);
 // [ErrBudgetExceeded] when a fact file would take the fact files over the
-// budget; and, for a fact file, [ErrTemporaryFact] or [ErrDuplicateFact]
-// when a line the content adds (one the file did not hold) is worded as
-// temporary, repeats a fact or restates a key of the file.
+// budget, or procedures.md would grow over Options.ProceduresBudget; and,
+// for a fact file, [ErrTemporaryFact] or [ErrDuplicateFact] when a line the
+// content adds (one the file did not hold) is worded as temporary, repeats
+// a fact or restates a key of the file. [Store.Patch] and [Store.Append]
+// hold procedures.md to the same rules.
 func (s *Store) Write(ctx context.Context, path, content string) error {
 	_, err := s.write(ctx, path, content, nil)
 	return err

@@ -111,9 +111,11 @@ type Task struct {
 	Messages   []Message // the task's conversation, oldest first
 }
 
-// Persona is the agent's identity. The reflector's system prompt starts with
-// it, so that what the reflector judges worth remembering matches the
-// agent's character. Empty fields and empty list items are left out.
+// Persona is the agent's identity, as a program states it. The reflector's
+// system prompt starts with it, so that what the reflector judges worth
+// remembering matches the agent's character, unless the store has a
+// persona.md, the person's own text, which then takes its place (see
+// [ReflectorOptions]). Empty fields and empty list items are left out.
 type Persona struct {
 	Name, Role          string
 	Personality, Values []string
@@ -127,7 +129,9 @@ type ReflectorOptions struct {
 	// more than white space, the file opens the prompt instead, and
 	// Persona is not shown at all (its Name neither): the person's file
 	// is the one source of the persona, and a program's struct is the
-	// fallback for a memory whose person wrote none.
+	// fallback for a memory whose person wrote none. The file is shown as
+	// [Store.Persona] gives it (cut at PersonaMax bytes); one that cannot
+	// be read counts as absent.
 	Persona Persona
 
 	// MaxRounds bounds the model calls of one Reflect. 0 or less means
@@ -443,8 +447,9 @@ func plural(n int, one, many string) string {
 }
 
 // The system prompt. Its text lives in reflectorPrompt, one template, and
-// is golden-tested in testdata/reflector_prompt.golden: it is product
-// surface, what the model reads.
+// is golden-tested in testdata/reflector_prompt.golden (and, with a
+// persona.md and procedures, in reflector_prompt_persona.golden): it is
+// product surface, what the model reads.
 
 const reflectorPrompt = `{{if .PersonaFile}}{{.PersonaFile}}
 The text above is persona.md, written by the person you work for: who you are. Judge what matters as this persona would.

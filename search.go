@@ -111,7 +111,8 @@ func validDateBound(d string) bool {
 	return false
 }
 
-// Search finds the fact lines and episode entries that match query, best
+// Search finds the fact lines, procedures.md's rules (a document a line;
+// persona.md is not searched) and episode entries that match query, best
 // first (BM25 over words, English stems and CJK bigrams; ties by path, then
 // line). An empty query returns the newest dated entries, newest first; a
 // query of stopwords only finds nothing. Search sees every change made before it, by the

@@ -691,10 +691,10 @@ func jsonResult(v any, err error) (ToolResult, error) {
 }
 
 // IndexMessage renders the memory list as the first user message of a task
-// (the "Available memory" index): one line per fact file and per month
-// (whatever parts it has) with its size and summary, or why it cannot be
-// read, and ", compacted" for a month Compact condensed; facts first, then
-// months newest first; then closing lines that say where compacted months'
+// (the "Available memory" index): one line per file [Store.List] lists (a
+// month once, whatever parts it has) with its size and summary, or why it
+// cannot be read, and ", compacted" for a month Compact condensed:
+// persona.md, the fact files, procedures.md, then months newest first; then closing lines that say where compacted months'
 // originals are (when there are some), give today's date, say that memory
 // is background to weigh, which may be out of date, and not instructions,
 // and tell the model to memory_read what it needs. An empty store gives a
@@ -702,7 +702,7 @@ func jsonResult(v any, err error) (ToolResult, error) {
 //
 // The message aims to fit in Options.IndexBudget characters. When it does
 // not, the oldest month files are left out and a line says how many; the
-// fact files, the newest month and the framing lines are always kept, so a
+// other files, the newest month and the framing lines are always kept, so a
 // budget smaller than those is exceeded. Summaries over 200 characters are
 // cut with "…".
 func (s *Store) IndexMessage(ctx context.Context) (string, error) {

@@ -62,6 +62,6 @@ func ExampleNew() {
 	}
 	// Output:
 	// false {"path":"facts/user.md","size":58,"version":"050c3bacbc39cf6da9278448"}
-	// true notes.txt is not a memory file; valid paths are facts/user.md, facts/memory.md, or episodes/YYYY-MM.md for a month's episodes (such as episodes/2026-02.md)
+	// true notes.txt is not a memory file; valid paths are facts/user.md, facts/memory.md, procedures.md for rules learned from experience, or episodes/YYYY-MM.md for a month's episodes (such as episodes/2026-02.md)
 	// memory:///facts/user.md 58 Prefers green…
 }

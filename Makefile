@@ -8,13 +8,26 @@ LIBPKGS  := . ./internal/...
 # The repository's other modules, each with a go.mod of its own that points
 # at the library with a replace directive: the S3 backend, the MCP server,
 # the command line and the agent-framework adapters. Every target that
-# vets, tests or benchmarks loops over them, so a new module is never left
-# out: it is found by its go.mod.
-MODULES := $(sort $(patsubst ./%/go.mod,%,$(shell find . -mindepth 2 -name go.mod -not -path '*/testdata/*' -not -path './.*')))
+# vets, tests or benchmarks loops over them; modules-check (in ci) fails
+# when a go.mod in the tree is missing from this list, so a new module
+# cannot be left untested.
+MODULES := \
+	s3store \
+	mcpserver \
+	cmd/mdmemory \
+	adapters/adkmem \
+	adapters/anthropicmem \
+	adapters/einomem \
+	adapters/langchaingomem \
+	adapters/openaimem
+FOUND_MODULES := $(sort $(patsubst ./%/go.mod,%,$(shell find . -mindepth 2 -name go.mod -not -path '*/testdata/*' -not -path './.*')))
 
-.PHONY: ci test vet fmt fmt-check coverage fuzz bench bench-smoke bench-peers tools
+.PHONY: ci test vet fmt fmt-check coverage fuzz bench bench-smoke bench-peers tools modules-check
 
-ci: fmt-check tools test coverage fuzz bench-smoke
+ci: fmt-check modules-check tools test coverage fuzz bench-smoke
+
+modules-check:
+	@if [ "$(FOUND_MODULES)" != "$(sort $(MODULES))" ]; then echo "MODULES in the Makefile: $(sort $(MODULES))"; echo "go.mod files found:     $(FOUND_MODULES)"; exit 1; fi
 
 # What the tests that need a real peer use, installed when missing: versitygw
 # (the S3 tests) and the MCP Inspector's CLI (the MCP server's tests). make

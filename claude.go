@@ -417,22 +417,14 @@ func splitLines(text string) []string {
 // rel are, as memory tool paths: "" when rel is not a month's file or the
 // month has no parts.
 func (s *Store) claudeParts(ctx context.Context, rel string) string {
-	month, ok := monthOfPath(rel)
-	if !ok {
+	first, last, n := s.monthParts(ctx, rel)
+	switch {
+	case n == 0:
 		return ""
+	case n == 1:
+		return "The month's older entries are in " + claudeRoot + "/" + first
 	}
-	months, _ := s.monthsIn(ctx, episodesDir)
-	for _, m := range months {
-		if m.month != month || len(m.parts) == 0 {
-			continue
-		}
-		first, last := claudeRoot+"/"+partPath(month, m.parts[0]), claudeRoot+"/"+partPath(month, m.parts[len(m.parts)-1])
-		if first == last {
-			return "The month's older entries are in " + first
-		}
-		return fmt.Sprintf("The month's older entries are in %d full parts, %s to %s", len(m.parts), first, last)
-	}
-	return ""
+	return fmt.Sprintf("The month's older entries are in %d full parts, %s/%s to %s/%s", n, claudeRoot, first, claudeRoot, last)
 }
 
 // claudeList renders the memory files in the folder cp (the root, facts or

@@ -168,20 +168,29 @@ func isPart(p string) bool {
 // are, for memory_read: "" when p is not a month's file or the month has
 // no parts.
 func (s *Store) olderParts(ctx context.Context, p string) string {
+	first, last, n := s.monthParts(ctx, p)
+	switch {
+	case n == 0:
+		return ""
+	case n == 1:
+		return "the month's older entries are in " + first + "; memory_read it, or find entries with memory_search"
+	}
+	return fmt.Sprintf("the month's older entries are in %d full parts, %s to %s; memory_read them, or find entries with memory_search", n, first, last)
+}
+
+// monthParts gives the first and last of the full parts of the month whose
+// file is at p, and how many it has: 0 when p is not a month's file or the
+// month has no parts.
+func (s *Store) monthParts(ctx context.Context, p string) (first, last string, n int) {
 	month, ok := monthOfPath(p)
 	if !ok {
-		return ""
+		return "", "", 0
 	}
 	months, _ := s.monthsIn(ctx, episodesDir)
 	for _, m := range months {
-		if m.month != month || len(m.parts) == 0 {
-			continue
+		if m.month == month && len(m.parts) > 0 {
+			return partPath(month, m.parts[0]), partPath(month, m.parts[len(m.parts)-1]), len(m.parts)
 		}
-		first, last := partPath(month, m.parts[0]), partPath(month, m.parts[len(m.parts)-1])
-		if first == last {
-			return "the month's older entries are in " + first + "; memory_read it, or find entries with memory_search"
-		}
-		return fmt.Sprintf("the month's older entries are in %d full parts, %s to %s; memory_read them, or find entries with memory_search", len(m.parts), first, last)
 	}
-	return ""
+	return "", "", 0
 }

@@ -128,6 +128,7 @@ func (s *Store) Check(ctx context.Context) ([]Finding, error) {
 	if err := c.factFiles(ctx, facts, factsOK); err != nil {
 		return nil, hostErr(op, factsDir, err)
 	}
+	c.worldBudget(entries)
 	c.sealed(entries)
 	slices.SortStableFunc(c.out, func(a, b Finding) int {
 		if n := strings.Compare(a.Path, b.Path); n != 0 {
@@ -173,6 +174,9 @@ func (c *checker) ignored(name string) {
 	dir, base := path.Split(name)
 	stem := strings.TrimSuffix(base, path.Ext(base))
 	switch {
+	case top == worldDir && c.s.opts.World != nil:
+		c.add(name, 0, "not a world topic (world/<topic>.md, the topic in lower-case letters and digits, words joined by single dashes, at most 64 characters)"+ignored,
+			"Rename it to such a name, such as "+topicExample+", or merge its facts into the topic they belong to.")
 	case !nested && (top == factsDir || top == episodesDir):
 		c.add(name, 0, "a file where the folder "+top+"/ belongs"+ignored,
 			"Rename or remove it, and move what it holds into the memory files under "+top+"/.")
@@ -296,6 +300,27 @@ func (c *checker) factFiles(ctx context.Context, listed []Entry, listedOK bool) 
 	return nil
 }
 
+// worldBudget reports the world topics over Options.WorldBudget.
+func (c *checker) worldBudget(entries []Entry) {
+	if c.s.opts.World == nil {
+		return
+	}
+	total := int64(0)
+	for _, e := range entries {
+		if dir, base := path.Split(e.Name); dir == worldDir+"/" {
+			if _, ok := topicFile(base); ok {
+				total += e.Size
+			}
+		}
+	}
+	if budget := int64(c.s.opts.WorldBudget); total > budget {
+		c.add(worldDir+"/", 0,
+			fmt.Sprintf("the world topics hold %s bytes together, over the %s-byte budget: no agent may add a fact to them until they are under it, only shorten them",
+				thousands(int(total)), thousands(int(budget))),
+			fmt.Sprintf("Condense them by %s bytes or more: merge facts that say the same, drop outdated ones and topics no agent needs.", thousands(int(total-budget))))
+	}
+}
+
 // file checks one memory file.
 func (c *checker) file(ctx context.Context, t target) error {
 	src, ok, err := c.readable(ctx, t.path, -1)
@@ -317,7 +342,7 @@ func (c *checker) file(ctx context.Context, t target) error {
 		return nil
 	}
 	c.head(t, d)
-	if t.isFact() {
+	if t.factual() {
 		c.factBody(p, d)
 	} else {
 		c.episodeBody(t, d)

@@ -72,7 +72,7 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 		return nil, "", err
 	}
 	ed := markdown.Parse(body)
-	if t.isFact() {
+	if t.factual() {
 		err = checkFactEntry(op, t, ed)
 	} else if t.isEpisode() {
 		body, err = s.episodeEntry(op, t, ed)

@@ -41,7 +41,9 @@ import (
 // questionable line as it is, or condenses the file, is not held up by it,
 // and a change that only removes or reorders lines always passes. The lines
 // one change adds are not compared with each other: a list written at once
-// is a list. The guard applies to every change of a fact file, by the tools
+// is a list. A world topic is guarded as a fact file is, its lines
+// compared with those of every topic, the other agents' included. The guard
+// applies to every change of a fact file or topic, by the tools
 // (memory_write, memory_patch, memory_append) and by [Store.Write],
 // [Store.WriteIf], [Store.Patch] and [Store.Append] alike, and never to
 // episodes, which are about one task by nature.
@@ -177,18 +179,33 @@ type factFile struct {
 	lines []factLine
 }
 
-// otherFacts returns the fact lines of the fact files other than t. A file
-// that cannot be read (it does not exist, a person made it unreadable or
-// not a file, the backend failed to read it) has none: the comparison with
-// the other files is a help, and this change is to t alone. Only a done
-// context or a closed store fails it.
+// otherFacts returns the fact lines of the files other than t that t's
+// lines are compared with: the other fact files for a fact file, the other
+// topics for a world topic. A file that cannot be read (it does not exist,
+// a person made it unreadable or not a file, the backend failed to list or
+// read it) has none: the comparison with the other files is a help, and
+// this change is to t alone. Only a done context or a closed store fails
+// it.
 func (s *Store) otherFacts(ctx context.Context, op string, t target) ([]factFile, error) {
+	var paths []string
+	if t.topic != "" {
+		topics, err := s.worldSizes(ctx)
+		if stops(err) {
+			return nil, hostErr(op, t.path, err)
+		}
+		for _, e := range topics {
+			paths = append(paths, e.Name)
+		}
+	} else {
+		for _, f := range s.opts.FactFiles {
+			paths = append(paths, factPath(f.Name))
+		}
+	}
 	var out []factFile
-	for i, f := range s.opts.FactFiles {
-		if i == t.fact {
+	for _, p := range paths {
+		if p == t.path {
 			continue
 		}
-		p := factPath(f.Name)
 		c, err := s.b.Read(ctx, p, -1)
 		switch {
 		case err == nil:

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"unicode"
@@ -17,83 +18,109 @@ import (
 // larger. A change that does not make them larger is always allowed, so a
 // person's over-budget file can be condensed in steps.
 
-// factSizes returns the size of each configured fact file, in configured
-// order; a missing file, or one that is not a regular file in the root,
-// counts 0.
-func (s *Store) factSizes(ctx context.Context) ([]int, error) {
+// factSizes returns the configured fact files that exist, in configured
+// order, with their sizes; a file that is not a regular file in the root
+// is not listed.
+func (s *Store) factSizes(ctx context.Context) ([]Entry, error) {
 	entries, err := s.b.List(ctx, factsDir)
 	if err != nil {
 		return nil, err
 	}
-	sizes := make([]int, len(s.opts.FactFiles))
-	for i, f := range s.opts.FactFiles {
+	sizes := make([]Entry, 0, len(s.opts.FactFiles))
+	for _, f := range s.opts.FactFiles {
 		if j := slices.IndexFunc(entries, func(e Entry) bool { return e.Name == factPath(f.Name) }); j >= 0 {
-			sizes[i] = int(entries[j].Size)
+			sizes = append(sizes, entries[j])
 		}
 	}
 	return sizes, nil
 }
 
-// checkBudget refuses a change of a fact file from oldSize to newSize bytes
-// that would take the fact files over the budget.
+// A budget is the limit on the summed size of the files of a folder: the
+// fact files, or the world topics.
+type budget struct {
+	dir   string                                               // "facts" or "world"
+	limit int                                                  // bytes
+	files func(s *Store, ctx context.Context) ([]Entry, error) // the files it spans, with their sizes
+	what  string                                               // what they are, for messages: "the fact files"
+	keep  string                                               // what to keep when condensing
+}
+
+// budgetOf returns the budget the fact file or world topic t counts
+// against.
+func (s *Store) budgetOf(t target) budget {
+	if t.topic != "" {
+		return budget{worldDir, s.opts.WorldBudget, (*Store).worldSizes, "the world topics", "keep only the facts every agent needs, one short line each"}
+	}
+	return budget{factsDir, s.opts.FactsBudget, (*Store).factSizes, "the fact files", "keep only the facts worth loading into every prompt, one short line each"}
+}
+
+// checkBudget refuses a change of a fact file or world topic from oldSize
+// to newSize bytes that would take its folder over its budget.
 func (s *Store) checkBudget(ctx context.Context, op string, t target, oldSize, newSize int) error {
 	if newSize <= oldSize {
 		return nil
 	}
-	sizes, err := s.factSizes(ctx)
+	bu := s.budgetOf(t)
+	files, err := bu.files(s, ctx)
 	if err != nil {
 		return hostErr(op, t.path, err)
 	}
 	now := 0
-	for _, n := range sizes {
-		now += n
+	for _, e := range files {
+		now += int(e.Size)
 	}
 	after := now - oldSize + newSize
-	if after <= s.opts.FactsBudget {
+	if after <= bu.limit {
 		return nil
 	}
-	what := fmt.Sprintf("facts/ would be %s bytes, over the %s-byte budget", thousands(after), thousands(s.opts.FactsBudget))
+	what := fmt.Sprintf("%s/ would be %s bytes, over the %s-byte budget", bu.dir, thousands(after), thousands(bu.limit))
 	// What the change itself brings: the whole file for a write, what it
 	// adds for a patch or an append.
 	own := newSize - oldSize
 	if op == "write" {
 		own = newSize
 	}
-	if own > s.opts.FactsBudget {
+	if own > bu.limit {
 		// Condensing what is there cannot make room: the change is too big.
 		if now > 0 {
 			what += fmt.Sprintf(" (the change alone is %s bytes)", thousands(own))
 		}
 		return modelErr(op, t.path, ErrBudgetExceeded, what,
-			"; nothing was written. Make this change shorter: keep only the facts worth loading into every prompt, one short line each")
+			"; nothing was written. Make this change shorter: "+bu.keep)
 	}
-	// Name the fact files that hold the most: they are the ones to condense.
-	order := make([]int, len(sizes))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return sizes[b] - sizes[a] })
+	// Name the files that hold the most: they are the ones to condense.
+	slices.SortStableFunc(files, func(a, b Entry) int { return int(b.Size - a.Size) })
 	var held []string
-	for _, i := range order {
-		if sizes[i] > 0 {
-			held = append(held, fmt.Sprintf("%s/%s has %s", factsDir, s.opts.FactFiles[i].Name, thousands(sizes[i])))
+	for i, e := range files {
+		if e.Size == 0 {
+			continue
 		}
+		if i == maxNamed {
+			held = append(held, "…")
+			break
+		}
+		held = append(held, fmt.Sprintf("%s has %s", e.Name, thousands(int(e.Size))))
 	}
 	what += fmt.Sprintf(" (it is %s bytes now: %s)", thousands(now), strings.Join(held, ", "))
 	return modelErr(op, t.path, ErrBudgetExceeded, what,
-		"; nothing was written. Condense the fact files first: memory_read one, then memory_write a shorter version that merges or drops outdated facts")
+		"; nothing was written. Condense "+bu.what+" first: memory_read one, then memory_write a shorter version that merges or drops outdated facts")
 }
 
+// maxNamed bounds the files a budget's error names, the largest first:
+// the world may have many topics.
+const maxNamed = 8
+
 // title is the "# " heading the library gives a file that has none:
-// "User" for facts/user.md, "2026-02 Episodes" for episodes/2026-02.md.
+// "User" for facts/user.md, "Project apollo" for world/project-apollo.md,
+// "2026-02 Episodes" for episodes/2026-02.md.
 func (s *Store) title(t target) string {
 	if t.root == proceduresFile {
 		return "Procedures"
 	}
-	if !t.isFact() {
+	if t.isEpisode() {
 		return t.month + " Episodes"
 	}
-	stem := strings.TrimSuffix(s.opts.FactFiles[t.fact].Name, ".md")
+	stem := strings.TrimSuffix(path.Base(t.path), ".md")
 	stem = strings.NewReplacer("-", " ", "_", " ").Replace(stem)
 	r := []rune(stem)
 	r[0] = unicode.ToUpper(r[0])
@@ -106,7 +133,7 @@ func (s *Store) title(t target) string {
 //   - a month file lists its entry titles in file order, separated by ", ";
 //     when they do not fit in summaryMax characters the oldest are left out,
 //     so the newest entries are always named;
-//   - a fact file names its top-level bullets, separated by "; ", as many
+//   - a fact file or a world topic names its top-level bullets, separated by "; ", as many
 //     of the first ones as fit, since a person puts the defining facts
 //     first: a bullet's label, the words before a colon ("Name" for
 //     "- Name: Zhang San"), or its first words and "…" (at most three,
@@ -121,7 +148,7 @@ func (s *Store) deriveSummary(t target, d *markdown.Doc) string {
 	if t.root == proceduresFile {
 		return proceduresSummary(d)
 	}
-	if !t.isFact() {
+	if t.isEpisode() {
 		titles := make([]string, 0, len(d.Entries))
 		for _, e := range d.Entries {
 			if title := printable(e.Title); title != "" {

@@ -84,6 +84,21 @@ type Options struct {
 	// the index until Close.
 	IndexIdle time.Duration
 
+	// World, when not nil, is a backend this store shares with other
+	// agents' stores, for the world facts they all know: the files
+	// world/<topic>.md in it, which each agent reads, searches and changes
+	// like its own fact files, while its facts/, episodes/ and other files
+	// stay its own (see [Store]). It is typically a [Dir] all the agents
+	// open, or an s3store.Backend for a prefix they share. The store does
+	// not close it. nil gives a store with no world/.
+	World Backend
+
+	// WorldBudget is the limit, in bytes, on the summed size of the world
+	// topics, which all agents sharing World fill together; each store
+	// checks it with its own value, so give them the same. 0 means
+	// DefaultWorldBudget (15360).
+	WorldBudget int
+
 	// Embedder, when not nil, adds semantic search to Store.Search and
 	// memory_search: the keyword ranking is fused with one by the
 	// similarity of vectors the Embedder gives (see [Embedder] and
@@ -130,9 +145,12 @@ type FileInfo struct {
 }
 
 // A Store is a memory: the fact files under facts/, the month files under
-// episodes/, and procedures.md and the person's persona.md, kept by a [Backend], a local directory by default. Every
-// file is read from the backend when it is needed, so a person's edit in an
-// editor is seen by the very next call.
+// episodes/, and procedures.md and the person's persona.md, kept by a
+// [Backend], a local directory by default; and, when Options.World is set,
+// the world facts it shares with other agents, world/<topic>.md, kept by
+// that backend. Every file is read from its backend when it is needed, so
+// a person's edit in an editor, or another agent's change, is seen by the
+// very next call.
 //
 // A Store is safe for concurrent use by multiple goroutines, and several
 // Stores, in one process or several, may share a backend. Each change is one
@@ -208,6 +226,9 @@ func fillOptions(opts *Options) (Options, error) {
 }
 
 func newStore(b Backend, o Options) *Store {
+	if o.World != nil {
+		b = split{own: b, world: o.World}
+	}
 	return &Store{b: b, opts: o, turn: make(chan struct{}, 1)}
 }
 
@@ -230,8 +251,11 @@ func (o *Options) fill() error {
 		}
 		seen[f.Name] = true
 	}
-	if o.FactsBudget < 0 || o.ProceduresBudget < 0 || o.IndexBudget < 0 || o.LockTimeout < 0 || o.MaxSessions < 0 || o.IndexIdle < 0 {
-		return errors.New("memory: open: FactsBudget, ProceduresBudget, IndexBudget, LockTimeout, MaxSessions and IndexIdle may not be negative")
+	if o.FactsBudget < 0 || o.ProceduresBudget < 0 || o.WorldBudget < 0 || o.IndexBudget < 0 || o.LockTimeout < 0 || o.MaxSessions < 0 || o.IndexIdle < 0 {
+		return errors.New("memory: open: FactsBudget, ProceduresBudget, WorldBudget, IndexBudget, LockTimeout, MaxSessions and IndexIdle may not be negative")
+	}
+	if o.WorldBudget == 0 {
+		o.WorldBudget = DefaultWorldBudget
 	}
 	if o.ProceduresBudget == 0 {
 		o.ProceduresBudget = DefaultProceduresBudget
@@ -315,8 +339,9 @@ func (s *Store) start(ctx context.Context, op, p string) (target, func(), error)
 func (s *Store) now() time.Time { return s.opts.Now() }
 
 // List returns the memory files: persona.md when it exists, the fact files
-// that exist, in the configured order, procedures.md when it exists, then
-// the months, newest first, one entry a month
+// that exist, in the configured order, the shared world topics (when
+// Options.World is set) by name, procedures.md when it exists, then the
+// months, newest first, one entry a month
 // whatever parts it has (its size is theirs together, its summary that of
 // its newest file). Only the head of each file is read, for its summary.
 // Files in the root that are not memory files, and the originals Compact
@@ -324,8 +349,8 @@ func (s *Store) now() time.Time { return s.opts.Now() }
 //
 // A file that cannot be read (its permissions, a person's mistake) is
 // listed with FileInfo.Error saying so, and the others as usual; when
-// episodes/ itself cannot be listed, a last entry with the path
-// "episodes/" says why. A done context, a closed store, or a backend that
+// episodes/ or world/ itself cannot be listed, an entry with the path
+// "episodes/" or "world/" says why. A done context, a closed store, or a backend that
 // cannot list for another reason (the network, the server) fail List.
 func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 	const op = "list"
@@ -373,6 +398,11 @@ func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 			return nil, hostErr(op, p, err)
 		}
 	}
+	topics, err := s.topics(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, topics...)
 	if err := root(proceduresFile); err != nil {
 		return nil, err
 	}
@@ -424,25 +454,34 @@ func unreadable(p string, err error) string {
 	}
 }
 
-// files lists the memory files there are, with their sizes and tags, in
-// one listing of the backend: the configured fact files that exist, then
-// every file of the months and the originals in the archive. When the
-// whole cannot be listed because of a person's mistake (a folder made
-// unreadable, a file where a folder should be), each folder is listed on
-// its own, and files returns what it could list and why not. Any other
-// failure (the network, the server) is an error: a search must not answer
-// from a listing it did not get.
-
 // personal reports whether err is a mistake a person made in the memory
 // folder, which leaves the rest usable.
 func personal(err error) bool {
 	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, errOutside) || errors.Is(err, errLinkedFolder)
 }
+
+// folders are the folders of the store: facts/, episodes/ and, when it
+// shares world facts, world/.
+func (s *Store) folders() []string {
+	if s.opts.World != nil {
+		return []string{factsDir, worldDir, episodesDir}
+	}
+	return []string{factsDir, episodesDir}
+}
+
+// files lists the memory files there are, with their sizes and tags, in
+// one listing of the backend: the configured fact files that exist,
+// procedures.md, the world topics, then every file of the months and the
+// originals in the archive. When the whole cannot be listed because of a
+// person's mistake (a folder made unreadable, a file where a folder should
+// be), each folder is listed on its own, and files returns what it could
+// list and why not. Any other failure (the network, the server) is an
+// error: a search must not answer from a listing it did not get.
 func (s *Store) files(ctx context.Context) ([]Entry, error) {
 	all, err := s.b.List(ctx, "")
 	if err != nil && !stops(err) && personal(err) {
 		all, err = nil, nil
-		for _, dir := range []string{factsDir, episodesDir} {
+		for _, dir := range s.folders() {
 			entries, lerr := s.b.List(ctx, dir)
 			if lerr != nil && !personal(lerr) {
 				return nil, lerr
@@ -465,6 +504,10 @@ func (s *Store) files(ctx context.Context) ([]Entry, error) {
 			}
 		case factsDir + "/":
 			if !slices.ContainsFunc(s.opts.FactFiles, func(f FactFile) bool { return f.Name == base }) {
+				continue
+			}
+		case worldDir + "/":
+			if _, ok := topicFile(base); !ok || s.opts.World == nil {
 				continue
 			}
 		case episodesDir + "/", episodesDir + "/" + archiveDir + "/":
@@ -824,11 +867,15 @@ func (s *Store) update(ctx context.Context, op string, t target, check guard, ed
 // on a backend without locks, and a few rounds settle it.
 const maxLost = 50
 
-// lockName is what a change of t locks: the facts/ folder for a fact file,
-// whose budget spans the folder; the file itself otherwise.
+// lockName is what a change of t locks: the facts/ folder for a fact file
+// and world/ for a world topic, whose budgets span the folder; the file
+// itself otherwise.
 func (t target) lockName() string {
-	if t.isFact() {
+	switch {
+	case t.isFact():
 		return factsDir + "/"
+	case t.topic != "":
+		return worldDir + "/"
 	}
 	return t.path
 }
@@ -877,7 +924,7 @@ func (s *Store) locked(ctx context.Context, op, p, name string, f func(ctx conte
 }
 
 // commit checks the size limit, the fact guard (vetFacts) and the facts
-// budget, then writes data as t if t is still at version ver ("" for a file
+// or world budget, then writes data as t if t is still at version ver ("" for a file
 // that did not exist). old is the content read (nil when the file did not
 // exist).
 func (s *Store) commit(ctx context.Context, op string, t target, old []byte, ver string, data []byte) error {
@@ -886,7 +933,7 @@ func (s *Store) commit(ctx context.Context, op string, t target, old []byte, ver
 		// allowed, so that it can be condensed in steps.
 		return modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("%s would be %s bytes, over the %s-byte limit for one memory file", t.path, thousands(len(data)), thousands(maxFileSize)), "; start a new file or condense this one")
 	}
-	if t.isFact() {
+	if t.factual() {
 		if err := s.vetFacts(ctx, op, t, old, data); err != nil {
 			return err
 		}

@@ -510,6 +510,10 @@ Facts are loaded in full into every prompt, so together the fact files may hold 
 Episodes: one file per month, episodes/YYYY-MM.md. This month's file is {{.MonthFile}}.
 
 Procedures: procedures.md, rules learned from experience, one a line in the form "- When <situation>: <action>". Unlike the facts, it is not loaded into every prompt: agents find its rules with memory_search. It may hold at most {{.ProceduresBudget}} bytes.
+{{- if .World}}
+
+World topics: world/<topic>.md, facts about the world you work in that you share with the other agents, who read and change them too; your fact files and episodes are yours alone. One topic a subject, named in lower-case letters, digits and dashes, such as world/project-apollo.md, with "- " lines like a fact file. Together the topics may hold at most {{.World.Budget}} bytes. They hold {{.World.Size}} bytes now. They are not shown in full below: memory_read a topic before changing it.
+{{- end}}
 
 A fact file has a "# " title, a "> Summary:" line of under 10 words, then one "- " bullet per fact:
 
@@ -535,6 +539,9 @@ An episode is one entry in a month file: a "## " heading naming the task, then "
 - To reorganise or condense a fact file, memory_write its whole new content, title and summary line included.
 - memory_patch does not update the "> Summary:" line; patch it too when it no longer fits.
 - Record a significant task as one episode: memory_append it to {{.MonthFile}}.
+{{- if .World}}
+- Record a fact about the shared world (a project, a place, a system, a team that every agent should know about) in the world topic it concerns, not in your fact files: memory_read the topic and patch or append to it, or memory_append to a new topic's path to start one. A fact about the person you work for stays in your fact files.
+{{- end}}
 - Record a procedure when the task taught a reusable rule, "when this happens, do that", that will apply to later tasks: memory_append it to procedures.md as one line, such as "- When the flight search returns stale prices: cross-check the airline's site". A fact about the person belongs in a fact file, the story of the task in an episode; a rule that held for this task alone is no procedure. When a rule for the same situation is there, patch it instead of adding another.
 - Only the memory tools are available now, whatever tools the task's conversation shows.
 - A call that fails returns an error saying what to fix: fix it and try again, or give up that change.
@@ -563,7 +570,14 @@ Framed like the fact files.
 {{.Path}}: {{.Note}}
 {{- end}}{{end}}
 
-## Episode index
+{{if .World}}## World topics
+
+Named with their summaries, as the memory index shows them.
+
+{{range .World.Topics}}- {{.}}
+{{else}}No world topics recorded yet.
+{{end}}
+{{end}}## Episode index
 
 {{if .Episodes -}}
 Newest first, one line per entry: date, title and summary. memory_read a month file for the full entries.
@@ -600,6 +614,13 @@ type promptData struct {
 	Facts                           []promptFact
 	Budget, Size                    string
 	Episodes                        []string
+	World                           *promptWorld // the shared world topics; nil for a store with none
+}
+
+// promptWorld is what the reflector's prompt shows of the world topics.
+type promptWorld struct {
+	Topics       []string // "world/x.md (1.2KB): summary", or why it cannot be read
+	Budget, Size string   // bytes the topics may hold together, and hold now
 }
 
 // systemPrompt renders reflectorPrompt from the store's files as they are
@@ -658,6 +679,9 @@ func (r *Reflector) systemPrompt(ctx context.Context, c *Session) (string, error
 		d.Facts = append(d.Facts, pf)
 	}
 	d.Size = thousands(size)
+	if d.World, err = r.world(ctx); err != nil {
+		return "", err
+	}
 	if d.Episodes, err = r.episodeIndex(ctx); err != nil {
 		return "", err
 	}
@@ -666,6 +690,32 @@ func (r *Reflector) systemPrompt(ctx context.Context, c *Session) (string, error
 		return "", fmt.Errorf("memory: reflect: render prompt: %w", err)
 	}
 	return b.String(), nil
+}
+
+// world lists the world topics for the prompt; nil for a store that
+// shares none.
+func (r *Reflector) world(ctx context.Context) (*promptWorld, error) {
+	s := r.store
+	if s.opts.World == nil {
+		return nil, nil
+	}
+	end, err := s.begin(ctx, "reflect", "")
+	if err != nil {
+		return nil, err
+	}
+	topics, err := s.topics(ctx, "reflect")
+	end()
+	if err != nil {
+		return nil, err
+	}
+	w := &promptWorld{Budget: thousands(s.opts.WorldBudget)}
+	size := int64(0)
+	for _, f := range topics {
+		w.Topics = append(w.Topics, fileLine(f))
+		size += f.Size
+	}
+	w.Size = thousands(int(size))
+	return w, nil
 }
 
 // joinItems joins the non-empty items, trimmed.

@@ -12,11 +12,13 @@ import (
 // a blacklist: facts/<name> for a configured fact file name, or
 // episodes/YYYY-MM.md for a real month, with its full parts
 // episodes/YYYY-MM.NNN.md (read and patched, not appended to) and the
-// originals Compact keeps under episodes/archive/ (read only); and two
-// files at the root, procedures.md and the person's persona.md (read
-// only). Anything else is refused before the
-// disk is touched, and the files that are touched are reached only through
-// the store's os.Root, so a symbolic link cannot lead out of the directory.
+// originals Compact keeps under episodes/archive/ (read only); two files
+// at the root, procedures.md and the person's persona.md (read only); and,
+// when the store shares world facts, world/<topic>.md for a topic name of
+// lower-case letters, digits and dashes. Anything else is refused before
+// the disk is touched, and the files that are touched are reached only
+// through the store's os.Root (or the shared one's), so a symbolic link
+// cannot lead out of the directory.
 
 const (
 	factsDir    = "facts"
@@ -34,12 +36,18 @@ type target struct {
 	part     int    // a sealed part's number (episodes/2026-02.003.md); 0 for the month's file
 	archived bool   // an original kept by Compact under episodes/archive/: read only
 	root     string // personaFile or proceduresFile for a file at the root; "" otherwise
+	topic    string // "project-apollo" for world/project-apollo.md, a shared world topic; "" otherwise
 }
 
+// isFact reports one of the store's fact files.
 func (t target) isFact() bool { return t.fact >= 0 }
 
+// factual reports a file of fact lines, held to the fact guard and a
+// budget: a fact file or a world topic.
+func (t target) factual() bool { return t.fact >= 0 || t.topic != "" }
+
 // isEpisode reports a month's file, one of its parts or an archived original.
-func (t target) isEpisode() bool { return t.fact < 0 && t.root == "" }
+func (t target) isEpisode() bool { return t.fact < 0 && t.root == "" && t.topic == "" }
 
 // resolve maps a model-supplied path to a file of the store, or explains with
 // an ErrInvalidPath model error why it is not one.
@@ -82,6 +90,16 @@ func (s *Store) resolve(op, p string) (target, error) {
 			}
 		}
 		return bad("%s is not one of the fact files", shown)
+	}
+	if len(segs) == 2 && segs[0] == worldDir {
+		topic, ok := topicFile(segs[1])
+		switch {
+		case s.opts.World == nil:
+			return bad("%s is a shared world topic, and this memory shares no world facts with other agents", shown)
+		case !ok:
+			return bad("%s is not a world topic: its name must be lower-case letters and digits, words joined by single dashes, at most %d characters, ending in .md, such as %s", shown, maxTopicLen, topicExample)
+		}
+		return target{path: p, fact: -1, topic: topic}, nil
 	}
 	if len(segs) == 2 && segs[0] == episodesDir {
 		m, part, ok := episodeName(segs[1])

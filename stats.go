@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/mdmemory/memory/internal/markdown"
@@ -12,14 +13,18 @@ type Stats struct {
 	FactsSize   int64 `json:"factsSize"`   // the fact files' bytes together, against FactsBudget
 	FactsBudget int   `json:"factsBudget"` // Options.FactsBudget
 
+	WorldTopics int   `json:"worldTopics,omitempty"` // the shared world topics that can be read; 0 without Options.World
+	WorldSize   int64 `json:"worldSize,omitempty"`   // their bytes together, against WorldBudget
+	WorldBudget int   `json:"worldBudget,omitempty"` // Options.WorldBudget, when Options.World is set
+
 	PersonaSize      int64 `json:"personaSize,omitempty"`      // persona.md's bytes; 0 when there is none
 	ProceduresSize   int64 `json:"proceduresSize,omitempty"`   // procedures.md's bytes, against ProceduresBudget; 0 when there is none
 	ProceduresBudget int   `json:"proceduresBudget,omitempty"` // Options.ProceduresBudget
 
 	// Files counts the memory files on disk that can be read: persona.md,
-	// the fact files and procedures.md when they exist, and every month's
-	// file and parts. The archive is
-	// not counted, nor is a file List reports as unreadable.
+	// the fact files and procedures.md when they exist, the world topics,
+	// and every month's file and parts. The archive is not counted, nor is
+	// a file List reports as unreadable.
 	Files int `json:"files"`
 
 	Months         []MonthStats `json:"months"`         // newest first, empty (not nil) when there is none; a month List reports as unreadable is left out
@@ -57,6 +62,9 @@ func promptSize(s string) PromptSize {
 // be read counts no entries.
 func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	st := Stats{FactsBudget: s.opts.FactsBudget, ProceduresBudget: s.opts.ProceduresBudget, Months: []MonthStats{}} // "months": [] in JSON, not null
+	if s.opts.World != nil {
+		st.WorldBudget = s.opts.WorldBudget
+	}
 	files, err := s.List(ctx)
 	if err != nil {
 		return st, err
@@ -70,6 +78,10 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 			st.Files++
 		case f.Path == proceduresFile:
 			st.ProceduresSize = f.Size
+			st.Files++
+		case strings.HasPrefix(f.Path, worldDir+"/"):
+			st.WorldTopics++
+			st.WorldSize += f.Size
 			st.Files++
 		case isMonth:
 			m := MonthStats{Month: month, Size: f.Size, Parts: f.Parts, Compacted: f.Compacted}

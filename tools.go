@@ -160,6 +160,9 @@ func (s *Store) pathList() string {
 	for _, f := range s.opts.FactFiles {
 		b.WriteString(factPath(f.Name) + ", ")
 	}
+	if s.opts.World != nil {
+		b.WriteString(worldDir + "/<topic>.md for a world topic shared with the other agents (lower-case letters, digits and dashes, such as " + topicExample + "), ")
+	}
 	b.WriteString(proceduresFile + " for rules learned from experience, or " + episodesDir + "/YYYY-MM.md for a month's episodes")
 	return b.String()
 }
@@ -176,13 +179,43 @@ func (s *Store) factList() string {
 	return strings.Join(parts, "; ")
 }
 
+// describeWorld tells, when the store shares world facts, what the world
+// topics are and how to use them; "" otherwise.
+func (s *Store) describeWorld() string {
+	if s.opts.World == nil {
+		return ""
+	}
+	return "World topics, " + worldDir + "/<topic>.md, hold facts about the world shared with the other agents, who read and change them too: one topic a subject, such as " + topicExample +
+		", with the same \"- \" lines as a fact file; write or append to a new topic's path to start it. Together they may hold at most " + thousands(s.opts.WorldBudget) + " bytes. "
+}
+
+// orTopic and itsBudget adapt memory_append's description to a store that
+// shares world topics.
+func (s *Store) orTopic() string {
+	if s.opts.World == nil {
+		return ""
+	}
+	return " or a world topic"
+}
+
+func (s *Store) itsBudget() string {
+	if s.opts.World == nil {
+		return "the facts budget"
+	}
+	return "its budget"
+}
+
 // memory_list
 
 type listArgs struct{}
 
-func describeList(*Store) string {
+func describeList(s *Store) string {
+	world := ""
+	if s.opts.World != nil {
+		world = "the world topics shared with the other agents (" + worldDir + "/<topic>.md), "
+	}
 	return "List the saved memory files with their one-line summaries and sizes in bytes: " +
-		"persona.md first (the agent's persona, written by the person: read it, never change it), then the fact files, procedures.md (rules learned from experience), then the episode files, newest month first. " +
+		"persona.md first (the agent's persona, written by the person: read it, never change it), then the fact files, " + world + "procedures.md (rules learned from experience), then the episode files, newest month first. " +
 		"A busy month counts its older files in \"parts\" (its size is all of them); \"compacted\" marks a month condensed, whose originals are under episodes/archive/; " +
 		"a file that cannot be read has an \"error\" saying why. " +
 		"Use it to see what is remembered, then memory_read the files that matter for the task."
@@ -349,6 +382,7 @@ func describeWrite(s *Store) string {
 		"to merge a new fact into the right place, correct an outdated one, or condense the file. " +
 		"The fact files are " + s.factList() + ". " +
 		"Together they may hold at most " + thousands(s.opts.FactsBudget) + " bytes, so keep them condensed. " +
+		s.describeWorld() +
 		"Start the content with a \"# \" title and a \"> Summary: \" line of under 10 words; a missing title or summary line is added. " +
 		"To replace a file that exists, memory_read it first and pass the version it gave. " +
 		"To change a few lines use memory_patch; to add an episode use memory_append."
@@ -410,12 +444,12 @@ type appendArgs struct {
 	Summary *string `json:"summary" desc:"New one-line summary of the whole file, under 10 words; null to derive it."`
 }
 
-func describeAppend(*Store) string {
+func describeAppend(s *Store) string {
 	return "Add an entry at the end of a memory file, creating the file if needed. " +
 		"For an episode (a significant task and its outcome) the path is the month's file, " + episodesDir + "/YYYY-MM.md for the year and month of today's date, " +
 		"and the entry is one section: a \"## \" heading naming the task, then bullets such as " +
 		"\"- Summary: \" (under 10 words), \"- Date: YYYY-MM-DD\" (today's date is added if missing), \"- Task: \", \"- Outcome: \", \"- Lesson: \". " +
-		"For a fact file the entry is one or more \"- \" bullet lines, checked against the facts budget; a line worded as temporary (\"this time\", \"for now\"), or one that repeats a fact or restates its key, is refused. " +
+		"For a fact file" + s.orTopic() + " the entry is one or more \"- \" bullet lines, checked against " + s.itsBudget() + "; a line worded as temporary (\"this time\", \"for now\"), or one that repeats a fact or restates its key, is refused. " +
 		"For " + proceduresFile + " the entry is one or more rules, one a line: \"- When <situation>: <action>\", such as \"" + procedureExample + "\". " +
 		"The file's summary line is refreshed: pass summary to set it, or null to derive it from the content."
 }
@@ -722,20 +756,7 @@ func (s *Store) IndexMessage(ctx context.Context) (string, error) {
 	lines := make([]string, len(files))
 	facts := 0
 	for i, f := range files {
-		switch {
-		case f.Error != "":
-			lines[i] = fmt.Sprintf("- %s: %s", f.Path, f.Error)
-		default:
-			lines[i] = fmt.Sprintf("- %s (%s", f.Path, humanSize(f.Size))
-			if f.Compacted {
-				lines[i] += ", compacted"
-			}
-			lines[i] += ")"
-			if f.Summary != "" {
-				lines[i] += ": " + cut(f.Summary, 200)
-			}
-		}
-		lines[i] += "\n"
+		lines[i] = "- " + fileLine(f) + "\n"
 		if !strings.HasPrefix(f.Path, episodesDir+"/") {
 			facts++ // persona.md, the fact files and procedures.md are always kept
 		}
@@ -768,6 +789,23 @@ func (s *Store) IndexMessage(ctx context.Context) (string, error) {
 	b.WriteString(omitted(len(lines) - keep))
 	b.WriteString(footer)
 	return b.String(), nil
+}
+
+// fileLine describes a file for the index message: "facts/user.md (1.2KB):
+// its summary", or the reason it cannot be read.
+func fileLine(f FileInfo) string {
+	if f.Error != "" {
+		return f.Path + ": " + f.Error
+	}
+	line := fmt.Sprintf("%s (%s", f.Path, humanSize(f.Size))
+	if f.Compacted {
+		line += ", compacted"
+	}
+	line += ")"
+	if f.Summary != "" {
+		line += ": " + cut(f.Summary, 200)
+	}
+	return line
 }
 
 // dataNote tells the model what memory is: what it may trust it for, and

@@ -28,7 +28,8 @@ var (
 	ErrNotFound = errors.New("not found")
 
 	// ErrBudgetExceeded is returned when a change would make the fact files
-	// larger than the facts budget (Options.FactsBudget), or procedures.md
+	// larger than the facts budget (Options.FactsBudget), the shared world
+	// topics larger than theirs (Options.WorldBudget), or procedures.md
 	// larger than its own (Options.ProceduresBudget).
 	ErrBudgetExceeded = errors.New("facts budget exceeded")
 

@@ -186,7 +186,7 @@ func (s *Store) describeWorld() string {
 		return ""
 	}
 	return "World topics, " + worldDir + "/<topic>.md, hold facts about the world shared with the other agents, who read and change them too: one topic a subject, such as " + topicExample +
-		", with the same \"- \" lines as a fact file; write or append to a new topic's path to start it. Together they may hold at most " + thousands(s.opts.WorldBudget) + " bytes. "
+		", with the same \"- \" lines as a fact file; write or append to a new topic's path to start it. The topics together may hold at most " + thousands(s.opts.WorldBudget) + " bytes. "
 }
 
 // orTopic and itsBudget adapt memory_append's description to a store that
@@ -233,8 +233,15 @@ type searchArgs struct {
 	Limit *int   `json:"limit" desc:"Hits at most, 1 to 50; null for 10."`
 }
 
-func describeSearch(*Store) string {
-	return "Search memory by keywords: the fact lines, procedures and episode entries that match, best first, " +
+func describeSearch(s *Store) string {
+	how, world := "by keywords", ""
+	if s.opts.Embedder != nil {
+		how = "by keywords and by meaning"
+	}
+	if s.opts.World != nil {
+		world = "the lines of the world topics, "
+	}
+	return "Search memory " + how + ": the fact lines, " + world + "procedures and episode entries that match, best first, " +
 		"each with its path and line and the best-matching line as snippet; memory_read the file for the whole entry. " +
 		"Matches word forms (review, reviewed) and Chinese text. An empty query lists the most recent episodes."
 }

@@ -16,21 +16,7 @@ import (
 // descriptions and schemas are a prompt contract.
 func TestToolsGolden(t *testing.T) {
 	s, _ := open(t, nil)
-	type def struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		InputSchema json.RawMessage `json:"input_schema"`
-	}
-	var defs []def
-	for _, tl := range s.Tools() {
-		defs = append(defs, def{tl.Name, tl.Description, tl.InputSchema})
-	}
-	var got bytes.Buffer
-	enc := json.NewEncoder(&got)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	require.NoError(t, enc.Encode(defs))
-	golden(t, "tools.golden.json", got.Bytes())
+	golden(t, "tools.golden.json", toolDefs(t, s))
 
 	var names []string
 	for _, tl := range s.Tools() {
@@ -220,4 +206,23 @@ func TestIndexMessageEmptyAndLong(t *testing.T) {
 	require.Contains(t, msg, "- facts/user.md (320B): "+strings.Repeat("x", 199)+"…\n")
 	require.Contains(t, msg, "- episodes/2026-02.md (16B)\n")
 	require.Contains(t, msg, "- episodes/2026-01.md (2.9KB)\n")
+}
+
+// toolDefs renders s's tool definitions as JSON, for a golden file.
+func toolDefs(t *testing.T, s *memory.Store) []byte {
+	type def struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	}
+	var defs []def
+	for _, tl := range s.Tools() {
+		defs = append(defs, def{tl.Name, tl.Description, tl.InputSchema})
+	}
+	var got bytes.Buffer
+	enc := json.NewEncoder(&got)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	require.NoError(t, enc.Encode(defs))
+	return got.Bytes()
 }

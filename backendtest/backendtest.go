@@ -38,14 +38,16 @@ import (
 )
 
 // Run runs the conformance suite on the backends open makes: each case, a
-// subtest of t, calls open once for a fresh, empty Backend (which open
-// arranges to clean up, with t.Cleanup), opens one or more Stores on it
-// with [memory.OpenBackend] and a fixed clock (2026-02-26), and checks what
-// they do: writes, patches and appends, months sealed into parts, List's
-// summaries and sizes, Search seeing every change at once (the Store's and
-// one made through the Backend directly, as `aws s3 cp` or a person's
-// editor would), the facts budget, the conversations' version tokens,
-// WriteIf, two Stores appending at once, Compact, and Close.
+// subtest of t, calls open for a fresh, empty Backend (which open arranges
+// to clean up, with t.Cleanup; the cases of shared world topics call it
+// three times), opens one or more Stores on it with [memory.OpenBackend]
+// and a fixed clock (2026-02-26), and checks what they do: writes, patches
+// and appends, months sealed into parts, List's summaries and sizes, Search
+// seeing every change at once (the Store's and one made through the Backend
+// directly, as `aws s3 cp` or a person's editor would), the facts budget,
+// the conversations' version tokens, WriteIf, two Stores appending at once,
+// Compact, world topics that two agents on Backends of their own share
+// through a third (Options.World), and Close.
 //
 // The Stores never close the Backend: it belongs to open's cleanup.
 func Run(t *testing.T, open func(t *testing.T) memory.Backend) {
@@ -56,7 +58,15 @@ func Run(t *testing.T, open func(t *testing.T) memory.Backend) {
 			if b == nil {
 				t.Fatal("open returned a nil Backend")
 			}
-			c.run(t, newEnv(t, b))
+			e := newEnv(t, b)
+			e.open = func() memory.Backend {
+				b := open(t)
+				if b == nil {
+					t.Fatal("open returned a nil Backend")
+				}
+				return b
+			}
+			c.run(t, e)
 		})
 	}
 }
@@ -84,6 +94,8 @@ var cases = []testCase{
 	{"WriteIf", testWriteIf},
 	{"ConcurrentStores", testConcurrentStores},
 	{"Compact", testCompact},
+	{"SharedWorld", testSharedWorld},
+	{"SharedWorldBudget", testSharedWorldBudget},
 	{"Close", testClose},
 }
 
@@ -107,6 +119,8 @@ type env struct {
 	ctx context.Context
 	b   memory.Backend
 	s   *memory.Store
+
+	open func() memory.Backend // another fresh Backend, for the cases that need more than one
 }
 
 func newEnv(t *testing.T, b memory.Backend) *env {

@@ -22,9 +22,11 @@ import (
 //     ([ErrTemporaryFact]);
 //   - says again what a line of the fact files says already, in any fact
 //     file: the same text, or nearly: more than 70% of the two lines' words
-//     in common (Jaccard similarity of their sets of search terms, so that
+//     in common (Jaccard similarity of their sets of words, stemmed so that
 //     "reviews" and "reviewed", and Chinese text, compare as memory_search
-//     matches them) and the same numbers in the same order
+//     matches them, and with the small words kept: "prefers Chinese for all
+//     conversations" says more than "prefers Chinese conversation") and
+//     the same numbers in the same order
 //     ([ErrDuplicateFact]);
 //   - restates the key of a line of the same file ("- Language: English"
 //     when a "- Language: …" line is there): a fact that changed replaces its
@@ -60,7 +62,7 @@ type factLine struct {
 	first string   // its first line without the list marker: what is quoted, and keyed
 	norm  string   // its text without list markers, lower-cased, spaces collapsed
 	key   string   // the key of "Key: value", normalised; "" when it has none
-	terms []string // the search terms of its text, sorted, each once
+	terms []string // the words of its text, stemmed, sorted, each once (termSet)
 	nums  string   // the numbers in its text, in order ("3 15" for "room 3 from March 15")
 }
 
@@ -147,7 +149,7 @@ func (s *Store) vetFacts(ctx context.Context, op string, t target, old, data []b
 }
 
 // nearRepeat is the share of words two lines have in common (Jaccard
-// similarity of their sets of search terms) over which one repeats the
+// similarity of their sets of words, termSet) over which one repeats the
 // other; maxFactPairs bounds the pairs of lines compared for it in one
 // change, under the lock: a change of a person's oversized file may check
 // fewer.
@@ -446,9 +448,10 @@ func numbers(text string) string {
 	return b.String()
 }
 
-// termSet returns the search terms of text, sorted, each once.
+// termSet returns the words of text as search terms, sorted, each once,
+// stopwords included: "for all" in a line changes what it says.
 func termSet(text string) []string {
-	terms := search.Tokenize(text)
+	terms := search.Words(text)
 	slices.Sort(terms)
 	return slices.Compact(terms)
 }

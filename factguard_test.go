@@ -173,6 +173,9 @@ func TestRepeatedFacts(t *testing.T) {
 
 		{name: "a new fact", user: jianjun, entry: "- Colleague: Li Wei (design)"},
 		{name: "a lasting preference that shares words", user: jianjun, entry: "- Prefers Chinese for all conversations, even at work with English speakers"},
+		{name: "prefers Chinese for all conversations", user: jianjun, entry: "- Prefers Chinese for all conversations"},
+		{name: "likes the green tea", user: jianjun + "- Likes green tea\n", entry: "- Likes the green tea", want: memory.ErrDuplicateFact,
+			says: []string{`nearly repeats facts/user.md line 8, "Likes green tea"`}},
 		{name: "second colleague", user: jianjun + "- Colleague: Li Wei (design)\n", entry: "- Colleague: Zhang Min (backend)"},
 		{name: "third colleague", user: jianjun + "- Colleague: Li Wei (design)\n- Colleague: Zhang Min (backend)\n", entry: "- Colleague: Wang Fang (QA)"},
 		{name: "second lesson", user: jianjun + "- Lesson: book the ryokan early\n", entry: "- Lesson: check the visa rules a month ahead"},

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"reflect"
 	"slices"
@@ -255,7 +256,7 @@ func decodeViewRange(raw json.RawMessage) ([]int, string) {
 // claudePath is a /memories path seen through the store's grammar.
 type claudePath struct {
 	shown string // the path for messages: "/memories/facts/user.md"
-	rel   string // the store's path: "facts/user.md"; "", "facts" or "episodes" for a folder
+	rel   string // the store's path: "facts/user.md"; "", "facts", "episodes" or "world" for a folder
 	dir   bool
 }
 
@@ -275,7 +276,7 @@ func (s *Store) claudeResolve(cmd, p string) (claudePath, string) {
 	switch rel := strings.TrimPrefix(rest, "/"); strings.TrimSuffix(rel, "/") {
 	case "":
 		return claudePath{shown: claudeRoot, dir: true}, ""
-	case factsDir, episodesDir:
+	case factsDir, episodesDir, s.worldFolder():
 		rel = strings.TrimSuffix(rel, "/")
 		return claudePath{shown: claudeRoot + "/" + rel, rel: rel, dir: true}, ""
 	default:
@@ -296,12 +297,25 @@ func (s *Store) claudeResolve(cmd, p string) (claudePath, string) {
 	}
 }
 
+// worldFolder is "world" for a store that shares world topics, and ""
+// (which names no folder) for one that does not.
+func (s *Store) worldFolder() string {
+	if s.opts.World == nil {
+		return ""
+	}
+	return worldDir
+}
+
 // claudeFiles names the files memory may hold, as memory tool paths.
 func (s *Store) claudeFiles() string {
 	var b strings.Builder
 	for _, f := range s.opts.FactFiles {
 		b.WriteString(claudeRoot + "/" + factPath(f.Name) + ", ")
 	}
+	if s.opts.World != nil {
+		b.WriteString(claudeRoot + "/" + worldDir + "/<topic>.md for a world topic shared with the other agents (lower-case letters, digits and dashes), ")
+	}
+	b.WriteString(claudeRoot + "/" + proceduresFile + " for rules learned from experience, ")
 	month := s.now().Format("2006-01")
 	b.WriteString("and one file a month, " + claudeRoot + "/" + episodesDir + "/YYYY-MM.md (this month's is " + claudeRoot + "/" + monthPath(month) + ")")
 	return b.String()
@@ -427,9 +441,10 @@ func (s *Store) claudeParts(ctx context.Context, rel string) string {
 	return fmt.Sprintf("The month's older entries are in %d full parts, %s/%s to %s/%s", n, claudeRoot, first, claudeRoot, last)
 }
 
-// claudeList renders the memory files in the folder cp (the root, facts or
-// episodes) as the reference's directory view does, followed by a note on
-// the closed set of files.
+// claudeList renders the memory files in the folder cp (the root, facts,
+// episodes or world) as the reference's directory view does, followed by a
+// note on the closed set of files. The root's view lists its folders with
+// their files, and persona.md and procedures.md when they exist.
 func (s *Store) claudeList(ctx context.Context, cp claudePath) (ToolResult, error) {
 	const op = "view"
 	end, err := s.begin(ctx, op, "")
@@ -448,16 +463,42 @@ func (s *Store) claudeList(ctx context.Context, cp claudePath) (ToolResult, erro
 		size int64
 	}
 	folders := map[string][]item{factsDir: nil, episodesDir: nil}
+	if s.opts.World != nil {
+		folders[worldDir] = nil
+	}
+	var root []item // the files at the root
 	for _, e := range entries {
 		dir, name := path.Split(e.Name)
 		dir = strings.TrimSuffix(dir, "/")
 		if _, ok := folders[dir]; ok {
 			folders[dir] = append(folders[dir], item{name, e.Size})
+		} else if dir == "" {
+			root = append(root, item{name, e.Size})
+		}
+	}
+	if cp.rel == "" {
+		switch c, err := s.b.Read(ctx, personaFile, 0); {
+		case err == nil:
+			root = append(root, item{personaFile, c.Size})
+		case stops(err):
+			return ToolResult{}, hostErr(op, personaFile, err)
 		}
 	}
 	var lines []string
 	var total int64
-	for _, dir := range []string{episodesDir, factsDir} {
+	names := slices.Sorted(maps.Keys(folders))
+	if cp.rel == "" {
+		for _, it := range root {
+			names = append(names, it.name)
+		}
+		slices.Sort(names)
+	}
+	for _, dir := range names {
+		if i := slices.IndexFunc(root, func(it item) bool { return it.name == dir }); i >= 0 {
+			total += root[i].size
+			lines = append(lines, claudeSize(root[i].size)+"\t"+claudeRoot+"/"+dir)
+			continue
+		}
 		if cp.rel != "" && cp.rel != dir {
 			continue
 		}
@@ -496,9 +537,16 @@ func (s *Store) claudeSet() string {
 			facts[i] += " (" + f.Purpose + ")"
 		}
 	}
+	world := ""
+	if s.opts.World != nil {
+		world = claudeRoot + "/" + worldDir + "/ holds the world topics shared with the other agents, who read and change them too: <topic>.md, one a subject, named in lower-case letters, digits and dashes (such as project-apollo.md), with \"- \" fact lines; together they may hold at most " + thousands(s.opts.WorldBudget) + " bytes. "
+	}
 	return claudeRoot + "/" + factsDir + "/ holds " + strings.Join(facts, ", ") + ": they are loaded into every prompt and together may hold at most " + thousands(s.opts.FactsBudget) + " bytes, so keep them condensed. " +
+		world +
 		claudeRoot + "/" + episodesDir + "/ holds one file a month, YYYY-MM.md (this month's is " + s.now().Format("2006-01") + ".md), and a busy month's full older parts (YYYY-MM.001.md, …). " +
-		"A missing one of these files can be made with create; no other file or folder can, and none can be deleted or renamed."
+		claudeRoot + "/" + proceduresFile + " holds rules learned from experience, one a line: \"- When <situation>: <action>\". " +
+		claudeRoot + "/" + personaFile + ", when there is one, is the person's own file: view it; it cannot be created or changed. " +
+		"Any other missing one of these files can be made with create; no other file or folder can, and none can be deleted or renamed."
 }
 
 // claudeSize renders a size as the reference's listing does: 0B, 512B,

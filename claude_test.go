@@ -171,7 +171,7 @@ func TestClaudeMemoryView(t *testing.T) {
 		{name: "an archived original", input: cmd("command", "view", "path", "/memories/episodes/archive/2025-06.md"), want: "Here's the content of /memories/episodes/archive/2025-06.md with line numbers:\n     1\t# 2025-06 Episodes"},
 		{name: "a part", input: cmd("command", "view", "path", "/memories/episodes/2026-02.002.md"), want: "Here's the content of /memories/episodes/2026-02.002.md with line numbers:\n     1\tpart two"},
 		{name: "not a memory file", input: cmd("command", "view", "path", "/memories/notes.md"), isErr: true, prefix: true,
-			want: "The path /memories/notes.md does not exist. Please provide a valid path: notes.md is not a memory file. Memory here is a closed set of files: /memories/facts/user.md, /memories/facts/memory.md, and one file a month, /memories/episodes/YYYY-MM.md (this month's is /memories/episodes/2026-02.md)"},
+			want: "The path /memories/notes.md does not exist. Please provide a valid path: notes.md is not a memory file. Memory here is a closed set of files: /memories/facts/user.md, /memories/facts/memory.md, /memories/procedures.md for rules learned from experience, and one file a month, /memories/episodes/YYYY-MM.md (this month's is /memories/episodes/2026-02.md)"},
 		{name: "a fact file not configured", input: cmd("command", "view", "path", "/memories/facts/other.md"), isErr: true, prefix: true,
 			want: "The path /memories/facts/other.md does not exist. Please provide a valid path: facts/other.md is not one of the fact files."},
 		{name: "not a month", input: cmd("command", "view", "path", "/memories/episodes/2026-13.md"), isErr: true, prefix: true,
@@ -288,7 +288,7 @@ func TestClaudeMemoryCreate(t *testing.T) {
 			want: "The path /memories/facts is a directory: create makes a file. The memory files are /memories/facts/user.md"},
 		{name: "the root", input: cmd("command", "create", "path", "/memories", "file_text", "x"), isErr: true, prefix: true, want: "The path /memories is a directory"},
 		{name: "another file", input: cmd("command", "create", "path", "/memories/notes.md", "file_text", "x"), isErr: true,
-			want: "File /memories/notes.md cannot be created: notes.md is not a memory file. Memory here is a closed set of files: /memories/facts/user.md, /memories/facts/memory.md, and one file a month, /memories/episodes/YYYY-MM.md (this month's is /memories/episodes/2026-02.md)"},
+			want: "File /memories/notes.md cannot be created: notes.md is not a memory file. Memory here is a closed set of files: /memories/facts/user.md, /memories/facts/memory.md, /memories/procedures.md for rules learned from experience, and one file a month, /memories/episodes/YYYY-MM.md (this month's is /memories/episodes/2026-02.md)"},
 		{name: "a new folder", input: cmd("command", "create", "path", "/memories/projects/a.md", "file_text", "x"), isErr: true, prefix: true,
 			want: "File /memories/projects/a.md cannot be created: projects/a.md is not a memory file."},
 		{name: "an archived original", input: cmd("command", "create", "path", "/memories/episodes/archive/2026-01.md", "file_text", "x"), isErr: true, prefix: true,
@@ -571,11 +571,11 @@ func TestClaudeMemoryClosedSet(t *testing.T) {
 	claudeOK(t, c, cmd("command", "view", "path", "/memories/facts/user.md"))
 	for _, tc := range []struct{ input, want string }{
 		{cmd("command", "delete", "path", "/memories/facts/user.md"),
-			"Cannot delete /memories/facts/user.md: memory here is a closed set of files, which are kept and never deleted: /memories/facts/user.md, /memories/facts/memory.md, and one file a month, /memories/episodes/YYYY-MM.md (this month's is /memories/episodes/2026-02.md). " +
+			"Cannot delete /memories/facts/user.md: memory here is a closed set of files, which are kept and never deleted: /memories/facts/user.md, /memories/facts/memory.md, /memories/procedures.md for rules learned from experience, and one file a month, /memories/episodes/YYYY-MM.md (this month's is /memories/episodes/2026-02.md). " +
 				"To forget something, remove its lines with str_replace (an empty new_str), or view the file and create it again with only what should be kept"},
 		{cmd("command", "delete", "path", "/memories"), "Cannot delete /memories: memory here is a closed set of files"},
 		{cmd("command", "rename", "old_path", "/memories/facts/user.md", "new_path", "/memories/facts/person.md"),
-			"Cannot rename /memories/facts/user.md to /memories/facts/person.md: memory here is a closed set of files with fixed names, never renamed or moved: /memories/facts/user.md, /memories/facts/memory.md, and one file a month, /memories/episodes/YYYY-MM.md (this month's is /memories/episodes/2026-02.md). " +
+			"Cannot rename /memories/facts/user.md to /memories/facts/person.md: memory here is a closed set of files with fixed names, never renamed or moved: /memories/facts/user.md, /memories/facts/memory.md, /memories/procedures.md for rules learned from experience, and one file a month, /memories/episodes/YYYY-MM.md (this month's is /memories/episodes/2026-02.md). " +
 				"To move an entry to another of these files, insert or create it there, then remove it from this one with str_replace (an empty new_str)"},
 	} {
 		r := claude(t, c, tc.input)
@@ -623,7 +623,7 @@ func TestClaudeMemoryPaths(t *testing.T) {
 	s, dir := claudeStore(t, nil)
 	c := s.NewSession()
 	for _, tc := range []struct{ path, want string }{
-		{"/etc/passwd", "Path must start with /memories, got: /etc/passwd. The memory files are /memories/facts/user.md, /memories/facts/memory.md, and one file a month, /memories/episodes/YYYY-MM.md (this month's is /memories/episodes/2026-02.md)"},
+		{"/etc/passwd", "Path must start with /memories, got: /etc/passwd. The memory files are /memories/facts/user.md, /memories/facts/memory.md, /memories/procedures.md for rules learned from experience, and one file a month, /memories/episodes/YYYY-MM.md (this month's is /memories/episodes/2026-02.md)"},
 		{"facts/user.md", "Path must start with /memories, got: facts/user.md."},
 		{"/memoriesx/facts/user.md", "Path must start with /memories, got: /memoriesx/facts/user.md."},
 		{"", `Path must start with /memories, got: "".`},

@@ -349,3 +349,50 @@ func TestReflectorPromptWorldGolden(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, llm.reqs[0].System, "## World topics\n\nNamed with their summaries, as the memory index shows them.\n\nNo world topics recorded yet.\n\n## Episode index")
 }
+
+// TestClaudeMemoryRootFilesAndWorld: Claude's memory tool shows persona.md,
+// procedures.md and the world topics in its directory view, views them,
+// creates a topic, and refuses to create or change persona.md.
+func TestClaudeMemoryRootFilesAndWorld(t *testing.T) {
+	ctx := context.Background()
+	shared := t.TempDir()
+	s, dir := openWorld(t, shared, nil)
+	writeFile(t, dir, "facts/user.md", userFacts)
+	writeFile(t, dir, "persona.md", "You are Pegasus.\n")
+	require.NoError(t, s.Append(ctx, "procedures.md", "- When a deploy fails: read the log first", ""))
+	require.NoError(t, s.Append(ctx, "world/office.md", "- Address: 3 Main Street", ""))
+	c := s.NewSession()
+
+	view := claudeOK(t, c, cmd("command", "view", "path", "/memories"))
+	head, note, ok := strings.Cut(view, "\n\nNote: ")
+	require.True(t, ok, view)
+	require.Equal(t, "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n"+
+		"260B\t/memories\n"+
+		"0B\t/memories/episodes/\n"+
+		"105B\t/memories/facts/\n105B\t/memories/facts/user.md\n"+
+		"17B\t/memories/persona.md\n"+
+		"83B\t/memories/procedures.md\n"+
+		"55B\t/memories/world/\n55B\t/memories/world/office.md", head)
+	require.Contains(t, note, "/memories/world/ holds the world topics shared with the other agents")
+	require.Contains(t, note, "/memories/persona.md, when there is one, is the person's own file: view it; it cannot be created or changed.")
+
+	require.Equal(t, "Here're the files and directories up to 2 levels deep in /memories/world, excluding hidden items and node_modules:\n55B\t/memories/world\n55B\t/memories/world/office.md",
+		strings.SplitN(claudeOK(t, c, cmd("command", "view", "path", "/memories/world/")), "\n\nNote: ", 2)[0])
+	require.Contains(t, claudeOK(t, c, cmd("command", "view", "path", "/memories/persona.md")), "     1\tYou are Pegasus.")
+	claudeOK(t, c, cmd("command", "create", "path", "/memories/world/project-apollo.md", "file_text", "- Launch: March 1\n"))
+	require.Contains(t, readFile(t, shared, "world/project-apollo.md"), "- Launch: March 1\n")
+
+	r := claude(t, c, cmd("command", "create", "path", "/memories/persona.md", "file_text", "You are Loki.\n"))
+	require.True(t, r.IsError)
+	require.Contains(t, r.Text, "persona.md is the person's own file")
+	r = claude(t, c, cmd("command", "create", "path", "/memories/world/Bad_Name.md", "file_text", "- x: y\n"))
+	require.True(t, r.IsError)
+	require.Contains(t, r.Text, "is not a world topic")
+	require.Equal(t, "You are Pegasus.\n", readFile(t, dir, "persona.md"))
+
+	// A store with no world has no world/ folder.
+	lone, _ := open(t, nil)
+	r = claude(t, lone.NewSession(), cmd("command", "view", "path", "/memories/world"))
+	require.True(t, r.IsError)
+	require.Contains(t, r.Text, "world is not a memory file")
+}

@@ -22,11 +22,12 @@ import (
 //     ([ErrTemporaryFact]);
 //   - says again what a line of the fact files says already, in any fact
 //     file: the same text, or nearly: more than 70% of the two lines' words
-//     in common (Jaccard similarity of their sets of words, stemmed so that
+//     in common (Jaccard similarity of their sets of search terms, so that
 //     "reviews" and "reviewed", and Chinese text, compare as memory_search
-//     matches them, and with the small words kept: "prefers Chinese for all
-//     conversations" says more than "prefers Chinese conversation") and
-//     the same numbers in the same order
+//     matches them, with the few small words of quantity and order that
+//     change a fact counted: "prefers Chinese for all conversations" says
+//     more than "prefers Chinese conversation") and the same numbers in the
+//     same order
 //     ([ErrDuplicateFact]);
 //   - restates the key of a line of the same file ("- Language: English"
 //     when a "- Language: …" line is there): a fact that changed replaces its
@@ -62,7 +63,7 @@ type factLine struct {
 	first string   // its first line without the list marker: what is quoted, and keyed
 	norm  string   // its text without list markers, lower-cased, spaces collapsed
 	key   string   // the key of "Key: value", normalised; "" when it has none
-	terms []string // the words of its text, stemmed, sorted, each once (termSet)
+	terms []string // the search terms of its text, sorted, each once (termSet)
 	nums  string   // the numbers in its text, in order ("3 15" for "room 3 from March 15")
 }
 
@@ -149,7 +150,7 @@ func (s *Store) vetFacts(ctx context.Context, op string, t target, old, data []b
 }
 
 // nearRepeat is the share of words two lines have in common (Jaccard
-// similarity of their sets of words, termSet) over which one repeats the
+// similarity of their sets of terms, termSet) over which one repeats the
 // other; maxFactPairs bounds the pairs of lines compared for it in one
 // change, under the lock: a change of a person's oversized file may check
 // fewer.
@@ -365,14 +366,15 @@ func stripMarker(line string) string {
 
 // keyOf returns the normalised key of a fact line "Key: value" (the words
 // before a colon that ends a word, at most three; "姓名：张三" too): its
-// search terms, in order, joined by spaces, so that "Languages" and
-// "language" are one key. A line with no key gives "".
+// terms (guardTerms) joined by spaces, so that "Languages" and "language"
+// are one key, and "Coffee before 10am" and "Coffee after 10am" two. A
+// line with no key gives "".
 func keyOf(first string) string {
 	label, ok := factKey(first)
 	if !ok {
 		return ""
 	}
-	if terms := search.Tokenize(label); len(terms) > 0 {
+	if terms := guardTerms(label); len(terms) > 0 {
 		return strings.Join(terms, " ")
 	}
 	return strings.ToLower(label) // a key of stopwords alone ("Me:") is its own
@@ -448,13 +450,32 @@ func numbers(text string) string {
 	return b.String()
 }
 
-// termSet returns the words of text as search terms, sorted, each once,
-// stopwords included: "for all" in a line changes what it says.
+// guardTerms returns the search terms of text, then the small words of
+// quantity and order that the search leaves out (see keptSmall).
+func guardTerms(text string) []string {
+	terms := search.Tokenize(text)
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		if keptSmall[w] {
+			terms = append(terms, w)
+		}
+	}
+	return terms
+}
+
+// termSet returns the terms of text (guardTerms), sorted, each once.
 func termSet(text string) []string {
-	terms := search.Words(text)
+	terms := guardTerms(text)
 	slices.Sort(terms)
 	return slices.Compact(terms)
 }
+
+// keptSmall are the stopwords of the search that the guard counts: words
+// of quantity and order, which change what a line says ("prefers Chinese
+// for all conversations" is not "prefers Chinese conversation", "coffee
+// before 10am" not "coffee after 10am"), unlike "the", "is" or "of", which
+// two different facts share ("wife's birthday is in March", "son's
+// birthday is in March").
+var keptSmall = map[string]bool{"all": true, "any": true, "each": true, "some": true, "before": true, "after": true, "during": true}
 
 // jaccard returns |a ∩ b| / |a ∪ b| for sorted sets; 0 when both are empty.
 func jaccard(a, b []string) float64 {

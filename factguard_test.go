@@ -176,6 +176,8 @@ func TestRepeatedFacts(t *testing.T) {
 		{name: "prefers Chinese for all conversations", user: jianjun, entry: "- Prefers Chinese for all conversations"},
 		{name: "likes the green tea", user: jianjun + "- Likes green tea\n", entry: "- Likes the green tea", want: memory.ErrDuplicateFact,
 			says: []string{`nearly repeats facts/user.md line 8, "Likes green tea"`}},
+		{name: "another's birthday in the same month", user: jianjun + "- Wife's birthday is in March\n", entry: "- Son's birthday is in March"},
+		{name: "before and after", user: jianjun + "- Coffee after 10am: decaf\n", entry: "- Coffee before 10am: espresso"},
 		{name: "second colleague", user: jianjun + "- Colleague: Li Wei (design)\n", entry: "- Colleague: Zhang Min (backend)"},
 		{name: "third colleague", user: jianjun + "- Colleague: Li Wei (design)\n- Colleague: Zhang Min (backend)\n", entry: "- Colleague: Wang Fang (QA)"},
 		{name: "second lesson", user: jianjun + "- Lesson: book the ryokan early\n", entry: "- Lesson: check the visa rules a month ahead"},

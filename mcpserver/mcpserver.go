@@ -155,7 +155,7 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 	s.AddResourceTemplate(&mcp.ResourceTemplate{
 		Name:        "memory file",
 		Title:       "Memory file",
-		Description: "A memory file by its path: facts/<name>.md, episodes/YYYY-MM.md, a month's part episodes/YYYY-MM.NNN.md, or an archived original under episodes/archive/.",
+		Description: "A memory file by its path: facts/<name>.md, episodes/YYYY-MM.md, a month's part episodes/YYYY-MM.NNN.md, an archived original under episodes/archive/, procedures.md, persona.md, or a shared world topic world/<topic>.md.",
 		MIMEType:    mimeType,
 		URITemplate: URIPrefix + "{+path}",
 	}, c.readResource)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -21,13 +22,16 @@ import (
 func cmdLs() *command {
 	return &command{
 		name: "ls", summary: "the files, with sizes and summaries, and the facts budget", reads: true,
-		about: `Lists the memory files as an agent's memory_list sees them: the fact files,
-then one line a month, newest first (a month's full parts are counted in its
-size), each with its size in bytes and its summary line; then the fact files'
-bytes against the facts budget. A file that cannot be read says why.
+		about: `Lists the memory files as an agent's memory_list sees them: persona.md, the
+fact files, the world topics shared with other agents (with --world),
+procedures.md, then one line a month, newest first (a month's full parts are
+counted in its size), each with its size in bytes and its summary line; then
+the fact files' bytes against the facts budget, and the world topics' against
+theirs. A file that cannot be read says why.
 
 With --json: {"files": [{"path", "summary", "size", "error", "parts",
-"compacted"}], "factsSize": N, "factsBudget": N}.`,
+"compacted"}], "factsSize": N, "factsBudget": N}, and with --world
+"worldSize": N, "worldBudget": N.`,
 		setup: func(fs *flag.FlagSet) func(context.Context, *env) error {
 			return func(ctx context.Context, e *env) error {
 				s, close, err := e.open(ctx, false)
@@ -39,18 +43,28 @@ With --json: {"files": [{"path", "summary", "size", "error", "parts",
 				if err != nil {
 					return err
 				}
-				var facts int64
+				var facts, world int64
 				for _, f := range files {
-					if strings.HasPrefix(f.Path, "facts/") && f.Error == "" {
+					switch {
+					case f.Error != "":
+					case strings.HasPrefix(f.Path, "facts/"):
 						facts += f.Size
+					case strings.HasPrefix(f.Path, "world/"):
+						world += f.Size
 					}
+				}
+				worldBudget := 0
+				if e.store.worldWhere(e.getenv) != "" {
+					worldBudget = cmp.Or(e.store.worldBudget, memory.DefaultWorldBudget)
 				}
 				if e.json {
 					return writeJSON(e.stdout, struct {
 						Files       []memory.FileInfo `json:"files"`
 						FactsSize   int64             `json:"factsSize"`
 						FactsBudget int               `json:"factsBudget"`
-					}{files, facts, e.store.budget()})
+						WorldSize   int64             `json:"worldSize,omitempty"`
+						WorldBudget int               `json:"worldBudget,omitempty"`
+					}{files, facts, e.store.budget(), world, worldBudget})
 				}
 				if len(files) == 0 {
 					fmt.Fprintln(e.stdout, "No memory files yet.")
@@ -74,6 +88,9 @@ With --json: {"files": [{"path", "summary", "size", "error", "parts",
 				}
 				fmt.Fprintln(e.stdout)
 				fmt.Fprintln(e.stdout, "facts  "+budgetLine(facts, e.store.budget()))
+				if worldBudget > 0 {
+					fmt.Fprintln(e.stdout, "world  "+budgetLine(world, worldBudget))
+				}
 				return nil
 			}
 		},
@@ -285,7 +302,8 @@ model's own tokenizer gives other figures: take these as an estimate.
 
 Stats reads every file.
 
-With --json: the library's Stats: {"factsSize", "factsBudget", "files",
+With --json: the library's Stats: {"factsSize", "factsBudget", "worldTopics",
+"worldSize", "worldBudget" (with --world), "files",
 "months": [{"month", "entries", "size", "parts", "compacted"}],
 "archivedMonths", "indexMessage": {"size", "tokens"}, "reflectorPrompt":
 {"size", "tokens"}}.`,
@@ -305,6 +323,9 @@ With --json: the library's Stats: {"factsSize", "factsBudget", "files",
 				}
 				w := e.stdout
 				fmt.Fprintf(w, "facts   %s\n", budgetLine(st.FactsSize, st.FactsBudget))
+				if st.WorldBudget > 0 {
+					fmt.Fprintf(w, "world   %s in %s\n", budgetLine(st.WorldSize, st.WorldBudget), plural(st.WorldTopics, "topic", "topics"))
+				}
 				fmt.Fprintf(w, "files   %d\n", st.Files)
 				entries := 0
 				for _, m := range st.Months {

@@ -20,7 +20,9 @@
 // Every command takes --dir (default $MDMEMORY_DIR, or data/memory): a
 // directory, or s3://BUCKET/PREFIX, reached with the AWS SDK's usual
 // configuration from the environment (AWS_REGION, AWS_ACCESS_KEY_ID,
-// AWS_PROFILE, AWS_ENDPOINT_URL for another S3 server, ...). The commands
+// AWS_PROFILE, AWS_ENDPOINT_URL for another S3 server, ...); and --world
+// (default $MDMEMORY_WORLD), the same for the world topics the memory
+// shares with other agents, when it shares some. The commands
 // that read take --json for machine-readable output, and change no memory
 // file: they never create the directory, and write nothing under an S3
 // prefix. They open a directory as every Store does, which makes its empty
@@ -63,6 +65,7 @@ const (
 	exitUsage   = 2 // a mistake in the command line
 	defaultDir  = "data/memory"
 	dirEnv      = "MDMEMORY_DIR"
+	worldEnv    = "MDMEMORY_WORLD"
 	programName = "mdmemory"
 )
 
@@ -110,7 +113,8 @@ func commands() []*command {
 
 // run runs mdmemory with the command-line arguments args (without the
 // program's name) and returns the exit status. getenv reads the
-// environment (MDMEMORY_DIR); the AWS SDK reads the process's own.
+// environment (MDMEMORY_DIR, MDMEMORY_WORLD); the AWS SDK reads the
+// process's own.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	var sf storeFlags
 	top := newFlagSet(programName)

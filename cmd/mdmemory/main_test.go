@@ -520,3 +520,53 @@ func TestExitStatus(t *testing.T) {
 	put(t, dir, "episodes/2026-13.md", "x")
 	require.Equal(t, 1, status("check"))
 }
+
+// TestWorld: --world (or $MDMEMORY_WORLD) adds the world topics an agent
+// shares with others: ls lists them with their budget, show and search
+// reach them, stats counts them; a --world that does not exist fails a
+// command that reads, and creates nothing.
+func TestWorld(t *testing.T) {
+	dir := sample(t)
+	shared := filepath.Join(t.TempDir(), "shared")
+	w, err := memory.OpenDir(shared)
+	require.NoError(t, err)
+	s, err := memory.Open(dir, &memory.Options{Now: feb26, World: w})
+	require.NoError(t, err)
+	require.NoError(t, s.Append(context.Background(), "world/project-apollo.md", "- Launch: March 1 from the north pad\n- Lead: Li Wei", ""))
+	require.NoError(t, s.Close())
+	require.NoError(t, w.Close())
+
+	for _, env := range []map[string]string{{dirEnv: dir, worldEnv: shared}, {dirEnv: dir}} {
+		args := []string{"ls"}
+		if env[worldEnv] == "" {
+			args = append(args, "--world", shared)
+		}
+		out := mdm(t, env, args...).ok(t)
+		require.Regexp(t, `\nfacts/memory\.md +\d+  Tavily\nworld/project-apollo\.md +\d+  Launch; Lead\nepisodes/2026-02\.md`, out)
+		require.Regexp(t, `\nworld  \[#\.{19}\] \d+ / 15,360 bytes \(0%\)\n$`, out)
+	}
+	env := map[string]string{dirEnv: dir, worldEnv: shared}
+	var got struct {
+		WorldSize   int64 `json:"worldSize"`
+		WorldBudget int   `json:"worldBudget"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(mdm(t, env, "ls", "--json", "--world-budget", "500").ok(t)), &got))
+	require.Equal(t, 500, got.WorldBudget)
+	require.Positive(t, got.WorldSize)
+
+	require.Contains(t, mdm(t, env, "show", "world/project-apollo.md").ok(t), "- Lead: Li Wei\n")
+	require.Contains(t, mdm(t, env, "search", "north pad").ok(t), "world/project-apollo.md")
+	require.Regexp(t, `world   \[#\.+\] \d+ / 15,360 bytes \(0%\) in 1 topic\n`, mdm(t, env, "stats").ok(t))
+
+	// Without --world the topics are not there.
+	out := mdm(t, map[string]string{dirEnv: dir}, "ls").ok(t)
+	require.NotContains(t, out, "world")
+	require.Contains(t, mdm(t, map[string]string{dirEnv: dir}, "show", "world/project-apollo.md").failed(t), "shares no world facts")
+
+	missing := filepath.Join(t.TempDir(), "nowhere")
+	require.Contains(t, mdm(t, map[string]string{dirEnv: dir}, "ls", "--world", missing).failed(t), "--world: "+missing+" does not exist: give the shared world's directory with --world or $MDMEMORY_WORLD")
+	require.NoDirExists(t, missing)
+	r := mdm(t, env, "ls", "--world-budget", "-1")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "--world-budget may not be negative")
+}

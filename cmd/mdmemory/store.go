@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -23,6 +24,8 @@ type storeFlags struct {
 	dir         string
 	facts       string
 	factsBudget int
+	world       string
+	worldBudget int
 }
 
 // register declares the flags on fs, with their current values as
@@ -31,6 +34,14 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.dir, "dir", f.dir, "the memory: a directory, or s3://BUCKET/PREFIX (default $"+dirEnv+", or "+defaultDir+")")
 	fs.StringVar(&f.facts, "facts", f.facts, "the fact files, comma-separated, when the program using the memory configures others (default user.md,memory.md)")
 	fs.IntVar(&f.factsBudget, "facts-budget", f.factsBudget, fmt.Sprintf("the facts budget in bytes, when the program using the memory sets another (default %d)", memory.DefaultFactsBudget))
+	fs.StringVar(&f.world, "world", f.world, "the world topics the memory shares with other agents' (world/<topic>.md): a directory, or s3://BUCKET/PREFIX (default $"+worldEnv+"; none when empty)")
+	fs.IntVar(&f.worldBudget, "world-budget", f.worldBudget, fmt.Sprintf("the world topics' budget in bytes, when the program using the memory sets another (default %d)", memory.DefaultWorldBudget))
+}
+
+// worldWhere is the shared world the flags and the environment name; ""
+// for none.
+func (f storeFlags) worldWhere(getenv func(string) string) string {
+	return cmp.Or(f.world, getenv(worldEnv))
 }
 
 // where is the memory the flags and the environment name.
@@ -40,9 +51,12 @@ func (f storeFlags) where(getenv func(string) string) string {
 
 // options are the store's options as the flags give them.
 func (f storeFlags) options() (memory.Options, error) {
-	o := memory.Options{FactsBudget: f.factsBudget}
+	o := memory.Options{FactsBudget: f.factsBudget, WorldBudget: f.worldBudget}
 	if f.factsBudget < 0 {
 		return o, usageErr{"--facts-budget may not be negative"}
+	}
+	if f.worldBudget < 0 {
+		return o, usageErr{"--world-budget may not be negative"}
 	}
 	if f.facts != "" {
 		for name := range strings.SplitSeq(f.facts, ",") {
@@ -55,54 +69,82 @@ func (f storeFlags) options() (memory.Options, error) {
 // budget is the facts budget in effect.
 func (f storeFlags) budget() int { return cmp.Or(f.factsBudget, memory.DefaultFactsBudget) }
 
-// open opens the store. A command that only reads (write false) needs a
-// directory that exists, and opens it with memory.OpenDir, which creates
-// nothing but the lock file every Store uses (and removes the temporary
-// files of a crashed writer), not the facts/ and episodes/ folders that
-// memory.Open makes; a command that writes creates the directory, as
-// memory.Open does. close releases what open opened.
+// open opens the store, and the shared world when --world or $MDMEMORY_WORLD
+// names one. A command that only reads (write false) needs directories that
+// exist, and opens them with memory.OpenDir, which creates nothing but the
+// lock file every Store uses (and removes the temporary files of a crashed
+// writer), not the facts/ and episodes/ folders that memory.Open makes; a
+// command that writes creates them, as memory.Open does. close releases
+// what open opened.
 func (e *env) open(ctx context.Context, write bool) (s *memory.Store, close func(), err error) {
 	where := e.store.where(e.getenv)
 	opts, err := e.store.options()
 	if err != nil {
 		return nil, nil, err
 	}
+	var closers []func()
+	closeAll := func() {
+		for _, c := range slices.Backward(closers) {
+			c()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	if w := e.store.worldWhere(e.getenv); w != "" {
+		b, closeWorld, err := openBackend(ctx, w, write, e.getenv, "give the shared world's directory with --world or $"+worldEnv)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--world: %w", err)
+		}
+		closers = append(closers, closeWorld)
+		opts.World = b
+	}
+	if write && !strings.HasPrefix(where, "s3://") {
+		if s, err = memory.Open(where, &opts); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		b, closeOwn, err := openBackend(ctx, where, write, e.getenv, "give the memory directory with --dir or $"+dirEnv)
+		if err != nil {
+			return nil, nil, err
+		}
+		closers = append(closers, closeOwn)
+		if s, err = memory.OpenBackend(b, &opts); err != nil {
+			return nil, nil, err
+		}
+	}
+	closers = append(closers, func() { s.Close() })
+	return s, closeAll, nil
+}
+
+// openBackend opens the backend at where: s3://BUCKET/PREFIX, or a
+// directory, which must exist unless write is set; hint says how to name
+// another.
+func openBackend(ctx context.Context, where string, write bool, getenv func(string) string, hint string) (memory.Backend, func(), error) {
 	if rest, ok := strings.CutPrefix(where, "s3://"); ok {
-		b, err := openS3(ctx, rest, e.getenv)
+		b, err := openS3(ctx, rest, getenv)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", where, err)
 		}
-		s, err := memory.OpenBackend(b, &opts)
-		if err != nil {
-			return nil, nil, err
-		}
-		return s, func() { s.Close() }, nil
+		return b, func() {}, nil
 	}
-	if write {
-		s, err := memory.Open(where, &opts)
-		if err != nil {
+	if !write {
+		switch fi, err := os.Stat(where); {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, nil, fmt.Errorf("%s does not exist: %s", where, hint)
+		case err != nil:
 			return nil, nil, err
+		case !fi.IsDir():
+			return nil, nil, fmt.Errorf("%s is not a directory", where)
 		}
-		return s, func() { s.Close() }, nil
-	}
-	switch fi, err := os.Stat(where); {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, fmt.Errorf("%s does not exist: give the memory directory with --dir or $%s", where, dirEnv)
-	case err != nil:
-		return nil, nil, err
-	case !fi.IsDir():
-		return nil, nil, fmt.Errorf("%s is not a directory", where)
 	}
 	d, err := memory.OpenDir(where)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open %s: %w", where, err)
 	}
-	s, err = memory.OpenBackend(d, &opts)
-	if err != nil {
-		d.Close()
-		return nil, nil, err
-	}
-	return s, func() { s.Close(); d.Close() }, nil
+	return d, func() { d.Close() }, nil
 }
 
 // openS3 opens the S3 backend of "BUCKET/PREFIX", configured as the AWS

@@ -30,23 +30,6 @@ func Tokenize(text string) []string {
 	return out
 }
 
-// Words returns the words of text as [Tokenize] gives its terms, stemmed
-// and CJK runs as bigrams, but with the stopwords kept: for comparing two
-// short texts, where a word such as "all" or "for" changes what a line
-// says ("prefers Chinese for all conversations" is not "prefers Chinese
-// conversation").
-func Words(text string) []string {
-	var out []string
-	var t tokenizer
-	t.scan(text, func(tok []byte, word bool) {
-		if word {
-			tok = stem(tok)
-		}
-		out = append(out, string(tok))
-	})
-	return out
-}
-
 // tokenizer holds the buffers of one tokenizing pass so that repeated calls
 // do not allocate. Its zero value is ready to use.
 type tokenizer struct {

@@ -80,19 +80,3 @@ func FuzzTokenize(f *testing.F) {
 		}
 	})
 }
-
-// TestWords: Words stems and splits as Tokenize does, and keeps the
-// stopwords.
-func TestWords(t *testing.T) {
-	for _, c := range []struct {
-		text string
-		want []string
-	}{
-		{"Prefers Chinese for all conversations", []string{"prefer", "chines", "for", "all", "conversation"}},
-		{"The wife's birthday is March 15", []string{"the", "wife", "s", "birthdai", "is", "march", "15"}},
-		{"老王昨天", []string{"老王", "王昨", "昨天"}},
-		{"", nil},
-	} {
-		assert.Equal(t, c.want, search.Words(c.text), c.text)
-	}
-}

@@ -171,3 +171,41 @@ func ExampleSession_Call() {
 	// false
 	// Error: facts/user.md is not at the version given: it changed since that version was read (edited by a person or another agent); nothing was changed. Call memory_read to see the current text and its version, then redo the change on it
 }
+
+// Two agents, each with a memory of its own, share the world topics of a
+// third directory: what one records there, the other finds.
+func ExampleOptions_world() {
+	root, _ := os.MkdirTemp("", "memory-world-")
+	defer os.RemoveAll(root)
+	ctx := context.Background()
+
+	shared, err := memory.OpenDir(filepath.Join(root, "shared"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer shared.Close() // the stores do not close it
+	planner, err := memory.Open(filepath.Join(root, "agents", "planner"), &memory.Options{World: shared})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer planner.Close()
+	booker, err := memory.Open(filepath.Join(root, "agents", "booker"), &memory.Options{World: shared})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer booker.Close()
+
+	if err := planner.Append(ctx, "world/project-apollo.md", "- Launch: 2026-03-01 from the north pad", ""); err != nil {
+		log.Fatal(err)
+	}
+	hits, err := booker.Search(ctx, "launch", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(hits[0].Path, hits[0].Line, hits[0].Snippet)
+	err = booker.Append(ctx, "world/project-apollo.md", "- Launch: 2026-03-01, from the north pad", "")
+	fmt.Println(errors.Is(err, memory.ErrDuplicateFact))
+	// Output:
+	// world/project-apollo.md 5 Launch: 2026-03-01 from the north pad
+	// true
+}

@@ -19,3 +19,20 @@ func TestDirBackend(t *testing.T) {
 		return d
 	})
 }
+
+// TestSplitBackend runs the conformance suite on the backend of a store
+// that shares world topics: two directories, world/ in the second.
+func TestSplitBackend(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T) memory.Backend {
+		var ds [2]*memory.Dir
+		for i := range ds {
+			d, err := memory.OpenDir(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { d.Close() })
+			ds[i] = d
+		}
+		return memory.Split(ds[0], ds[1])
+	})
+}

@@ -35,3 +35,7 @@ func SearchReads(s *Store) int {
 
 // Busy reports whether a change of s holds its turn.
 func Busy(s *Store) bool { return len(s.turn) == 1 }
+
+// Split returns the backend a store with Options.World uses: world/ from
+// world, everything else from own.
+func Split(own, world Backend) Backend { return split{own: own, world: world} }

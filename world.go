@@ -42,9 +42,6 @@ const DefaultWorldBudget = 15360
 // topicExample is the topic the model-facing texts name.
 const topicExample = "world/project-apollo.md"
 
-// topicPath is the path of a topic: "world/project-apollo.md".
-func topicPath(topic string) string { return worldDir + "/" + topic + ".md" }
-
 // validTopic reports whether name is a topic's name: lower-case ASCII
 // letters and digits, in words joined by single dashes, at most
 // maxTopicLen bytes.

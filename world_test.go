@@ -217,6 +217,15 @@ func TestWorldBudget(t *testing.T) {
 	require.ErrorIs(t, err, memory.ErrBudgetExceeded)
 	require.Contains(t, hint(t, err), "Make this change shorter: keep only the facts every agent needs")
 
+	// Many topics: the refusal names the largest eight.
+	m, _ := openWorld(t, t.TempDir(), &memory.Options{WorldBudget: 10 * 60})
+	for i := range 10 {
+		require.NoError(t, m.Write(ctx, fmt.Sprintf("world/t%d.md", i), fmt.Sprintf("# T%d\n\n> Summary: s\n\n- Fact %d: %s\n", i, i, strings.Repeat("x", 20+i))))
+	}
+	err = m.Append(ctx, "world/t0.md", "- More: "+strings.Repeat("m", 100), "")
+	require.ErrorIs(t, err, memory.ErrBudgetExceeded)
+	require.Contains(t, err.Error(), "(it is 555 bytes now: world/t9.md has 60, world/t8.md has 59, world/t7.md has 58, world/t6.md has 57, world/t5.md has 56, world/t4.md has 55, world/t3.md has 54, world/t2.md has 53, …)")
+
 	_, err = memory.Open(t.TempDir(), &memory.Options{WorldBudget: -1})
 	require.ErrorContains(t, err, "WorldBudget")
 

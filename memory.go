@@ -491,6 +491,13 @@ func (s *Store) files(ctx context.Context) ([]Entry, error) {
 				err = lerr
 			}
 		}
+		// procedures.md, at the root, with no tag: the search reads it.
+		switch c, rerr := s.b.Read(ctx, proceduresFile, 0); {
+		case rerr == nil:
+			all = append(all, Entry{Name: proceduresFile, Size: c.Size})
+		case stops(rerr):
+			return nil, rerr
+		}
 	} else if err != nil {
 		return nil, err
 	}

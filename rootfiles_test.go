@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -473,4 +474,31 @@ func TestProceduresNotEpisodes(t *testing.T) {
 	require.Equal(t, []string{"episodes", "facts", "procedures.md"}, names)
 	err = s.Append(ctx, "procedures.md", "## Task\n- Date: 2026-02-26", "")
 	require.True(t, errors.Is(err, memory.ErrInvalidContent))
+}
+
+// TestProceduresSearchedWhenRootUnlisted: when the whole memory cannot be
+// listed (a person's mistake) and each folder is listed on its own,
+// procedures.md is still searched.
+func TestProceduresSearchedWhenRootUnlisted(t *testing.T) {
+	ctx := context.Background()
+	d, err := memory.OpenDir(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	f := &checkFaults{Backend: d, list: func(dir string) error {
+		if dir == "" {
+			return &fs.PathError{Op: "open", Path: ".", Err: fs.ErrPermission}
+		}
+		return nil
+	}}
+	s, err := memory.OpenBackend(f, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.Append(ctx, "procedures.md", "- When a deploy fails: read the log first", ""))
+	require.NoError(t, s.Append(ctx, "facts/user.md", "- Deploys: on Fridays never", ""))
+	hits, err := s.Search(ctx, "deploy", nil)
+	require.NoError(t, err)
+	var paths []string
+	for _, h := range hits {
+		paths = append(paths, h.Path)
+	}
+	require.ElementsMatch(t, []string{"procedures.md", "facts/user.md"}, paths)
 }

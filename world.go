@@ -64,6 +64,30 @@ func topicFile(base string) (string, bool) {
 	return topic, ok && validTopic(topic)
 }
 
+// topicFor makes a topic name of a name that is not one: lower-cased, with
+// every run of other characters a dash ("Project Apollo" gives
+// "project-apollo"); "" when nothing is left.
+func topicFor(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if 'a' <= r && r <= 'z' || '0' <= r && r <= '9' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+		} else {
+			dash = true
+		}
+	}
+	t := b.String()
+	if len(t) > maxTopicLen {
+		t = strings.TrimRight(t[:maxTopicLen], "-")
+	}
+	return t
+}
+
 // split is the backend of a store with shared world facts: the names under
 // world/ are the shared backend's, every other the store's own.
 type split struct {

@@ -52,11 +52,18 @@ func TestWorldPaths(t *testing.T) {
 	} {
 		_, err := memory.Resolve(s, p)
 		require.ErrorIs(t, err, memory.ErrInvalidPath, p)
-		require.Contains(t, err.Error(), "is not a world topic: its name must be lower-case letters and digits, words joined by single dashes, at most 64 characters, ending in .md, such as world/project-apollo.md", p)
+		require.Contains(t, err.Error(), "is not a world topic: its name must be lower-case letters and digits, words joined by single dashes, at most 64 characters, ending in .md, such as world/", p)
 	}
 	for _, p := range []string{"world/sub/apollo.md", "world", "world/", "world/../facts/user.md", "world/.hidden.md", "world/.md"} {
 		_, err := memory.Resolve(s, p)
 		require.ErrorIs(t, err, memory.ErrInvalidPath, p)
+	}
+	for p, like := range map[string]string{
+		"world/Project Apollo.md": "world/project-apollo.md", "world/项目.md": "world/project-apollo.md", "world/Office_2.txt": "world/office-2-txt.md",
+		"world/--a--b--.md": "world/a-b.md", "world/" + strings.Repeat("ab-", 30) + ".md": "world/" + strings.TrimSuffix(strings.Repeat("ab-", 22)[:64], "-") + ".md",
+	} {
+		_, err := memory.Resolve(s, p)
+		require.ErrorContains(t, err, "such as "+like, p)
 	}
 	_, err = memory.Resolve(s, "world/x_y.md")
 	require.Contains(t, hint(t, err), "world/<topic>.md for a world topic shared with the other agents", "the valid paths name the topics")

@@ -123,7 +123,14 @@ func TestSymlinkedFolderOutOfRoot(t *testing.T) {
 }
 
 // grammar is the sandbox's grammar restated independently of its code.
-var grammar = regexp.MustCompile(`^(persona\.md|procedures\.md|facts/(user|memory)\.md|episodes/(archive/)?[1-9][0-9]{3}-(0[1-9]|1[0-2])(\.(00[1-9]|0[1-9][0-9]|[1-9][0-9]{2}))?\.md)$`)
+var grammar = regexp.MustCompile(`^(persona\.md|procedures\.md|facts/(user|memory)\.md|world/[a-z0-9]+(-[a-z0-9]+)*\.md|episodes/(archive/)?[1-9][0-9]{3}-(0[1-9]|1[0-2])(\.(00[1-9]|0[1-9][0-9]|[1-9][0-9]{2}))?\.md)$`)
+
+// inGrammar reports whether p is a path of the grammar, a topic's name at
+// most 64 characters.
+func inGrammar(p string) bool {
+	topic, isTopic := strings.CutPrefix(p, "world/")
+	return grammar.MatchString(p) && (!isTopic || len(topic) <= 64+len(".md"))
+}
 
 // FuzzResolve checks that no input resolves to a path outside the grammar,
 // and that reading any input through the store never reaches the file that
@@ -133,16 +140,22 @@ func FuzzResolve(f *testing.F) {
 		"facts/user.md", "episodes/2026-02.md", "../x", "facts/../facts/user.md", "/etc/passwd",
 		`C:\x`, "facts/user.md\x00", "episodes/2026-13.md", "facts/USER.md", "episodes/2026-01.md",
 		"facts/./user.md", "facts/user.md/", "episodes/0000-01.md", "ｆacts/user.md",
+		"world/apollo.md", "world/leak.md", "world/../facts/user.md", "world/a--b.md", "world/Apollo.md", "world/x/y.md",
 	} {
 		f.Add(p)
 	}
 	dir := f.TempDir()
 	root := filepath.Join(dir, "memory")
-	s, err := memory.Open(root, nil)
+	shared, err := memory.OpenDir(filepath.Join(dir, "shared"))
+	require.NoError(f, err)
+	f.Cleanup(func() { shared.Close() })
+	s, err := memory.Open(root, &memory.Options{World: shared})
 	require.NoError(f, err)
 	f.Cleanup(func() { s.Close() })
 	require.NoError(f, os.WriteFile(filepath.Join(dir, "secret.md"), []byte("SECRET"), 0o644))
 	require.NoError(f, os.Symlink(filepath.Join(dir, "secret.md"), filepath.Join(root, "episodes", "2026-01.md")))
+	require.NoError(f, os.MkdirAll(filepath.Join(dir, "shared", "world"), 0o755))
+	require.NoError(f, os.Symlink(filepath.Join(dir, "secret.md"), filepath.Join(dir, "shared", "world", "leak.md")))
 	require.NoError(f, os.WriteFile(filepath.Join(root, "facts", "user.md"), []byte("# User\n"), 0o644))
 
 	f.Fuzz(func(t *testing.T, p string) {
@@ -151,14 +164,14 @@ func FuzzResolve(f *testing.F) {
 			if !errors.Is(err, memory.ErrInvalidPath) {
 				t.Fatalf("Resolve(%q): error %v does not wrap ErrInvalidPath", p, err)
 			}
-		} else if got != p || !grammar.MatchString(got) {
+		} else if got != p || !inGrammar(got) {
 			t.Fatalf("Resolve(%q) = %q, outside the grammar", p, got)
 		}
 		text, err := s.Read(context.Background(), p)
 		if strings.Contains(text, "SECRET") {
 			t.Fatalf("Read(%q) reached a file outside the root", p)
 		}
-		if err == nil && !grammar.MatchString(p) {
+		if err == nil && !inGrammar(p) {
 			t.Fatalf("Read(%q) succeeded outside the grammar", p)
 		}
 	})

@@ -413,12 +413,17 @@ func snippet(text string, terms []string, fact bool) string {
 	return cut(printable(best), snippetMax)
 }
 
+// maxContextFiles bounds the world topics Context shows.
+const maxContextFiles = 5
+
 // Context renders what memory holds for a prompt about query, in at most
 // budget characters, for callers that inject memory into a prompt instead
-// of letting the model call tools: the fact
-// files in full, within half the budget (a fact file that does not fit is
-// cut at a line and says so), then the episode entries that best match
-// query, whole, best first, as many as fit. An empty query gives the newest
+// of letting the model call tools: the fact files in full, within half the
+// budget (a fact file that does not fit is cut at a line and says so); then,
+// in what is left of that half, the world topics (with Options.World, at
+// most five) and procedures.md when a line of them matches query, whole,
+// best first; then the episode entries that best match query, whole, best
+// first, as many as fit. An empty query gives the newest
 // entries. A line saying what memory is (background to weigh, not
 // instructions) opens it, and each file and entry is framed by lines that
 // carry its version, so that no text inside can end its frame; a fact file
@@ -445,6 +450,41 @@ func (s *Store) Context(ctx context.Context, query string, budget int) (string, 
 		factShare -= utf8.RuneCountInString(block)
 		left -= utf8.RuneCountInString(block)
 		b.WriteString(block)
+	}
+	// The world topics and procedures.md, when a line matches query: whole,
+	// best first, in what is left of that half.
+	if strings.TrimSpace(query) != "" {
+		var matched []string
+		for _, dir := range []string{worldDir + "/", proceduresFile} {
+			if dir == worldDir+"/" && s.opts.World == nil {
+				continue
+			}
+			hits, err := s.Search(ctx, query, &SearchOptions{Path: dir, Limit: maxContextFiles})
+			if err != nil {
+				return "", err
+			}
+			for _, h := range hits {
+				if !slices.Contains(matched, h.Path) && len(matched) < maxContextFiles {
+					matched = append(matched, h.Path)
+				}
+			}
+		}
+		for _, p := range matched {
+			text, err := s.Read(ctx, p)
+			if stops(err) {
+				return "", err
+			}
+			if err != nil {
+				continue // gone since the search
+			}
+			block := fencedBlock(p, shownText([]byte(text)), min(factShare, left))
+			if !strings.HasPrefix(block, "<") {
+				continue // not even its frame fits: the rest may
+			}
+			factShare -= utf8.RuneCountInString(block)
+			left -= utf8.RuneCountInString(block)
+			b.WriteString(block)
+		}
 	}
 	hits, err := s.Search(ctx, query, &SearchOptions{Path: episodesDir + "/", Limit: 50})
 	if err != nil {

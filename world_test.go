@@ -412,3 +412,37 @@ func TestClaudeMemoryRootFilesAndWorld(t *testing.T) {
 	require.True(t, r.IsError)
 	require.Contains(t, r.Text, "world is not a memory file")
 }
+
+// TestContextWorldAndProcedures: Context adds the world topics and
+// procedures.md when a line of them matches the query, framed like the
+// fact files, within the budget.
+func TestContextWorldAndProcedures(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openWorld(t, t.TempDir(), nil)
+	require.NoError(t, s.Append(ctx, "facts/user.md", "- Name: Zhang San", ""))
+	require.NoError(t, s.Append(ctx, "world/project-apollo.md", "- Launch: March 1 from the north pad", ""))
+	require.NoError(t, s.Append(ctx, "world/office.md", "- Address: 3 Main Street", ""))
+	require.NoError(t, s.Append(ctx, "procedures.md", "- When the launch slips: tell the press office first", ""))
+	require.NoError(t, s.Append(ctx, "episodes/2026-02.md", "## Launch rehearsal\n- Summary: the rehearsal went well", ""))
+
+	got, err := s.Context(ctx, "launch", 2000)
+	require.NoError(t, err)
+	require.LessOrEqual(t, len([]rune(got)), 2000)
+	user := strings.Index(got, `<file path="facts/user.md"`)
+	apollo := strings.Index(got, `<file path="world/project-apollo.md"`)
+	procs := strings.Index(got, `<file path="procedures.md"`)
+	entry := strings.Index(got, `<entry path="episodes/2026-02.md"`)
+	require.True(t, user >= 0 && apollo > user && procs > apollo && entry > procs, got)
+	require.Contains(t, got, "- Launch: March 1 from the north pad\n</file version=")
+	require.NotContains(t, got, "world/office.md", "only what matches")
+
+	got, err = s.Context(ctx, "", 2000)
+	require.NoError(t, err)
+	require.NotContains(t, got, "world/", "an empty query gives the facts and the newest entries")
+	require.NotContains(t, got, "procedures.md")
+
+	small, err := s.Context(ctx, "launch", 300)
+	require.NoError(t, err)
+	require.LessOrEqual(t, len([]rune(small)), 300)
+	require.NotContains(t, small, "project-apollo.md left out", "a topic that does not fit is skipped, not named")
+}

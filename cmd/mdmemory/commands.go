@@ -184,7 +184,8 @@ func cmdContext() *command {
 		name: "context", args: "QUERY", summary: "what memory gives a prompt about QUERY", reads: true, minArgs: 1, maxArgs: -1,
 		about: `Prints what memory puts into a prompt about QUERY (Store.Context), for a
 program that injects memory instead of giving the model tools: the fact
-files in full within half the budget, then the entries that match QUERY best,
+files in full within half the budget, with the world topics (with --world) and
+procedures.md whose lines match QUERY, then the entries that match QUERY best,
 whole, as many as fit in --budget characters.
 
 With --json: {"query", "budget", "text"}.`,

@@ -237,3 +237,53 @@ func BenchmarkAppendBusyMonth(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAppendFactLine appends one new fact line to a fact file, the
+// fact files holding about 15 KB (the default budget), beside the same to
+// a world topic among 30 that hold as much in a shared directory: the
+// guard there reads every topic, and the budget lists world/.
+func BenchmarkAppendFactLine(b *testing.B) {
+	ctx := context.Background()
+	fill := func(b *testing.B, s *memory.Store, paths []string) {
+		per := memory.DefaultFactsBudget / len(paths)
+		for k, p := range paths {
+			var c strings.Builder
+			for i := 0; c.Len() < per-120; i++ {
+				fmt.Fprintf(&c, "- Fact %d of %d: prefers option %d over the others, in meetings and reviews\n", i, k, i)
+			}
+			if err := s.Write(ctx, p, c.String()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	run := func(b *testing.B, s *memory.Store, paths []string) {
+		n := 0
+		for b.Loop() {
+			line := fmt.Sprintf("- Colleague %d: Li Wei %d, designer, sits by window %d", n, n, n)
+			if err := s.Append(ctx, paths[n%len(paths)], line, ""); err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+	}
+	b.Run("facts", func(b *testing.B) {
+		s, _ := open(b, &memory.Options{FactsBudget: 1 << 20})
+		paths := []string{"facts/user.md", "facts/memory.md"}
+		fill(b, s, paths)
+		run(b, s, paths)
+	})
+	b.Run("world-30-topics", func(b *testing.B) {
+		w, err := memory.OpenDir(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { w.Close() })
+		s, _ := open(b, &memory.Options{World: w, WorldBudget: 1 << 20})
+		var paths []string
+		for i := range 30 {
+			paths = append(paths, fmt.Sprintf("world/topic-%d.md", i))
+		}
+		fill(b, s, paths)
+		run(b, s, paths)
+	})
+}

@@ -24,10 +24,10 @@ import (
 //     file: the same text, or nearly: more than 70% of the two lines' words
 //     in common (Jaccard similarity of their sets of search terms, so that
 //     "reviews" and "reviewed", and Chinese text, compare as memory_search
-//     matches them, with the few small words of quantity and order that
-//     change a fact counted: "prefers Chinese for all conversations" says
-//     more than "prefers Chinese conversation") and the same numbers in the
-//     same order
+//     matches them), the same numbers in the same order, and the same small
+//     words of order and quantity ("before", "all": "prefers Chinese for
+//     all conversations" says more than "prefers Chinese conversation"; see
+//     orderWords)
 //     ([ErrDuplicateFact]);
 //   - restates the key of a line of the same file ("- Language: English"
 //     when a "- Language: …" line is there): a fact that changed replaces its
@@ -63,7 +63,8 @@ type factLine struct {
 	first string   // its first line without the list marker: what is quoted, and keyed
 	norm  string   // its text without list markers, lower-cased, spaces collapsed
 	key   string   // the key of "Key: value", normalised; "" when it has none
-	terms []string // the search terms of its text, sorted, each once (termSet)
+	terms []string // the search terms of its text, sorted, each once
+	small string   // its words of order and quantity (orderWords, quantityWords), sorted
 	nums  string   // the numbers in its text, in order ("3 15" for "room 3 from March 15")
 }
 
@@ -138,7 +139,7 @@ func (s *Store) vetFacts(ctx context.Context, op string, t target, old, data []b
 				if pairs++; pairs > maxFactPairs {
 					break
 				}
-				if a.nums == b.nums && jaccard(a.terms, b.terms) > nearRepeat {
+				if a.nums == b.nums && a.small == b.small && jaccard(a.terms, b.terms) > nearRepeat {
 					return modelErr(op, t.path, ErrDuplicateFact,
 						fmt.Sprintf("the new line %s nearly repeats %s line %d, %s", quoteLine(a.first), f.path, b.line, quoteLine(b.first)),
 						"; nothing was written. If it corrects or adds to that line, "+replaceInstead(op, f.path == t.path, f.path, b)+"; otherwise leave it out")
@@ -150,7 +151,7 @@ func (s *Store) vetFacts(ctx context.Context, op string, t target, old, data []b
 }
 
 // nearRepeat is the share of words two lines have in common (Jaccard
-// similarity of their sets of terms, termSet) over which one repeats the
+// similarity of their sets of search terms) over which one repeats the
 // other; maxFactPairs bounds the pairs of lines compared for it in one
 // change, under the lock: a change of a person's oversized file may check
 // fewer.
@@ -313,6 +314,7 @@ func (l *factLine) describe() {
 	l.norm = strings.ToLower(text)
 	l.key = keyOf(l.first)
 	l.terms = termSet(l.norm)
+	l.small = smallWords(l.norm, orderWords, quantityWords)
 	l.nums = numbers(l.norm)
 }
 
@@ -366,15 +368,18 @@ func stripMarker(line string) string {
 
 // keyOf returns the normalised key of a fact line "Key: value" (the words
 // before a colon that ends a word, at most three; "姓名：张三" too): its
-// terms (guardTerms) joined by spaces, so that "Languages" and "language"
-// are one key, and "Coffee before 10am" and "Coffee after 10am" two. A
-// line with no key gives "".
+// search terms, in order, joined by spaces, and its words of order (see
+// orderWords), so that "Languages" and "language" are one key, and "Coffee
+// before 10am" and "Coffee after 10am" two. A line with no key gives "".
 func keyOf(first string) string {
 	label, ok := factKey(first)
 	if !ok {
 		return ""
 	}
-	if terms := guardTerms(label); len(terms) > 0 {
+	if terms := search.Tokenize(label); len(terms) > 0 {
+		if order := smallWords(label, orderWords); order != "" {
+			terms = append(terms, "("+order+")")
+		}
 		return strings.Join(terms, " ")
 	}
 	return strings.ToLower(label) // a key of stopwords alone ("Me:") is its own
@@ -450,32 +455,37 @@ func numbers(text string) string {
 	return b.String()
 }
 
-// guardTerms returns the search terms of text, then the small words of
-// quantity and order that the search leaves out (see keptSmall).
-func guardTerms(text string) []string {
-	terms := search.Tokenize(text)
+// smallWords returns the words of text that are in one of sets, sorted,
+// each once, joined by spaces: "after all".
+func smallWords(text string, sets ...map[string]bool) string {
+	var found []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) }) {
-		if keptSmall[w] {
-			terms = append(terms, w)
+		if slices.ContainsFunc(sets, func(set map[string]bool) bool { return set[w] }) {
+			found = append(found, w)
 		}
 	}
-	return terms
+	slices.Sort(found)
+	return strings.Join(slices.Compact(found), " ")
 }
 
-// termSet returns the terms of text (guardTerms), sorted, each once.
+// termSet returns the search terms of text, sorted, each once.
 func termSet(text string) []string {
-	terms := guardTerms(text)
+	terms := search.Tokenize(text)
 	slices.Sort(terms)
 	return slices.Compact(terms)
 }
 
-// keptSmall are the stopwords of the search that the guard counts: words
-// of quantity and order, which change what a line says ("prefers Chinese
-// for all conversations" is not "prefers Chinese conversation", "coffee
-// before 10am" not "coffee after 10am"), unlike "the", "is" or "of", which
-// two different facts share ("wife's birthday is in March", "son's
-// birthday is in March").
-var keptSmall = map[string]bool{"all": true, "any": true, "each": true, "some": true, "before": true, "after": true, "during": true}
+// Stopwords of the search that tell facts apart, though they do not count
+// as words two lines share (as "the", "is" or "of" do not: "wife's
+// birthday is in March" and "son's birthday is in March" are two facts).
+// Two lines with different sets of them are never near repeats: words of
+// order ("coffee before 10am" is not "coffee after 10am"), which also tell
+// keys apart, and of quantity ("prefers Chinese for all conversations"
+// says more than "prefers Chinese conversation").
+var (
+	orderWords    = map[string]bool{"before": true, "after": true, "during": true}
+	quantityWords = map[string]bool{"all": true, "each": true}
+)
 
 // jaccard returns |a ∩ b| / |a ∪ b| for sorted sets; 0 when both are empty.
 func jaccard(a, b []string) float64 {

@@ -83,22 +83,34 @@ func (s *Store) Check(ctx context.Context) ([]Finding, error) {
 	}
 	defer end()
 
-	all, err := s.b.List(ctx, "")
+	c := &checker{s: s, out: []Finding{}, months: map[string][]byte{}}
+	// The store's own backend whole; with a shared world, its world/ is
+	// not the shared one, and no agent sees what it holds.
+	own := s.b
+	if sp, ok := s.b.(split); ok {
+		own = sp.own
+	}
+	all, err := own.List(ctx, "")
 	if err != nil {
 		return nil, hostErr(op, "", err)
 	}
-	c := &checker{s: s, out: []Finding{}, months: map[string][]byte{}}
 	var entries []Entry
 	for _, e := range all {
-		if top, _, _ := strings.Cut(e.Name, "/"); !strings.Contains(e.Name, "/") || top != factsDir && top != episodesDir {
+		top, _, nested := strings.Cut(e.Name, "/")
+		switch {
+		case nested && s.opts.World != nil && top == worldDir:
+			c.warn(e.Name, 0, "in a world/ folder of this agent's own memory, not in the world it shares with other agents, so the library ignores it: no agent sees what it holds",
+				"Move its facts into the topic of the shared world they belong to, and remove it.")
+		case !nested || top != factsDir && top != episodesDir:
 			entries = append(entries, e)
 		}
 	}
 	// Each folder on its own as well: on a directory the whole listing
-	// skips a folder it cannot read, and only the folder's own says so.
+	// skips a folder it cannot read, and only the folder's own says so;
+	// world/ is the shared backend's.
 	var facts []Entry
 	factsOK := true
-	for _, dir := range []string{factsDir, episodesDir} {
+	for _, dir := range s.folders() {
 		in, err := s.b.List(ctx, dir)
 		if err != nil {
 			factsOK = factsOK && dir != factsDir

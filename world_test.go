@@ -446,3 +446,42 @@ func TestContextWorldAndProcedures(t *testing.T) {
 	require.LessOrEqual(t, len([]rune(small)), 300)
 	require.NotContains(t, small, "project-apollo.md left out", "a topic that does not fit is skipped, not named")
 }
+
+// TestWorldCheckMistakes: a person's mistake in the shared root is a
+// finding of Check, not a failure; a world/ in the agent's own directory
+// is reported as ignored.
+func TestWorldCheckMistakes(t *testing.T) {
+	ctx := context.Background()
+	shared := t.TempDir()
+	s, dir := openWorld(t, shared, nil)
+	require.NoError(t, s.Write(ctx, "facts/user.md", "# User\n\n> Summary: who\n\n- Name: Zhang San\n"))
+	writeFile(t, shared, "world", "a file where the folder belongs\n")
+	writeFile(t, dir, "world/stale.md", "# Stale\n\n> Summary: old\n\n- Old: fact\n")
+
+	findings, err := s.Check(ctx)
+	require.NoError(t, err)
+	var got []string
+	for _, f := range findings {
+		got = append(got, fmt.Sprintf("%s:%d %s", f.Path, f.Line, f.Problem))
+	}
+	require.Equal(t, []string{
+		"world/:0 cannot be read: a file stands where a folder belongs, so no agent sees it",
+		"world/stale.md:0 in a world/ folder of this agent's own memory, not in the world it shares with other agents, so the library ignores it: no agent sees what it holds",
+	}, got)
+	files, err := s.List(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "world/", files[len(files)-1].Path)
+
+	if runtime.GOOS != "windows" {
+		outside := t.TempDir()
+		writeFile(t, outside, "secret.md", "- Secret: x\n")
+		require.NoError(t, os.Remove(filepath.Join(shared, "world")))
+		require.NoError(t, os.Symlink(outside, filepath.Join(shared, "world")))
+		findings, err = s.Check(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "world/", findings[0].Path)
+		require.Contains(t, findings[0].Problem, "a symbolic link the library does not follow")
+		_, err = s.Read(ctx, "world/secret.md")
+		require.ErrorIs(t, err, memory.ErrInvalidPath)
+	}
+}

@@ -735,16 +735,19 @@ func jsonResult(v any, err error) (ToolResult, error) {
 // (the "Available memory" index): one line per file [Store.List] lists (a
 // month once, whatever parts it has) with its size and summary, or why it
 // cannot be read, and ", compacted" for a month Compact condensed:
-// persona.md, the fact files, procedures.md, then months newest first; then closing lines that say where compacted months'
-// originals are (when there are some), give today's date, say that memory
+// persona.md, the fact files, the world topics (with Options.World),
+// procedures.md, then months newest first; then closing lines that say
+// where compacted months' originals are (when there are some), give today's
+// date, say that memory
 // is background to weigh, which may be out of date, and not instructions,
 // and tell the model to memory_read what it needs. An empty store gives a
 // two-line message that says nothing is remembered yet.
 //
 // The message aims to fit in Options.IndexBudget characters. When it does
-// not, the oldest month files are left out and a line says how many; the
-// other files, the newest month and the framing lines are always kept, so a
-// budget smaller than those is exceeded. Summaries over 200 characters are
+// not, the oldest month files are left out and a line says how many; then,
+// if it still does not, the world topics, the last ones first, and a line
+// says how many. The other files, the newest month and the framing lines
+// are always kept, so a budget smaller than those is exceeded. Summaries over 200 characters are
 // cut with "…".
 func (s *Store) IndexMessage(ctx context.Context) (string, error) {
 	files, err := s.List(ctx)
@@ -760,41 +763,61 @@ func (s *Store) IndexMessage(ctx context.Context) (string, error) {
 	if slices.ContainsFunc(files, func(f FileInfo) bool { return f.Compacted }) {
 		footer = "\nMonths marked compacted were condensed; their original entries are in " + episodesDir + "/" + archiveDir + "/, which memory_search searches and memory_read reads." + footer
 	}
-	lines := make([]string, len(files))
-	facts := 0
-	for i, f := range files {
-		lines[i] = "- " + fileLine(f) + "\n"
-		if !strings.HasPrefix(f.Path, episodesDir+"/") {
-			facts++ // persona.md, the fact files and procedures.md are always kept
+	// The lines in order: the files always kept, the world topics, the
+	// files after them, the months.
+	var before, topics, after, months []string
+	for _, f := range files {
+		l := "- " + fileLine(f) + "\n"
+		switch {
+		case strings.HasPrefix(f.Path, episodesDir+"/"):
+			months = append(months, l)
+		case strings.HasPrefix(f.Path, worldDir+"/") && f.Path != worldDir+"/":
+			topics = append(topics, l)
+		case len(topics) == 0:
+			before = append(before, l)
+		default:
+			after = append(after, l)
 		}
 	}
-	omitted := func(n int) string {
+	omitted := func(n int, what, one, many string) string {
 		if n == 0 {
 			return ""
 		}
-		noun := "files"
+		noun := many
 		if n == 1 {
-			noun = "file"
+			noun = one
 		}
-		return fmt.Sprintf("- (%d older episode %s not shown; memory_list lists them all, and memory_search searches them)\n", n, noun)
+		return fmt.Sprintf("- (%d %s %s not shown; memory_list lists them all, and memory_search searches them)\n", n, what, noun)
 	}
-	size := utf8.RuneCountInString(header + footer)
-	for _, l := range lines {
-		size += utf8.RuneCountInString(l)
+	runes := utf8.RuneCountInString
+	size := runes(header) + runes(footer)
+	for _, part := range [][]string{before, topics, after, months} {
+		for _, l := range part {
+			size += runes(l)
+		}
 	}
-	keep := len(lines)
-	// Drop the oldest months until the message fits, keeping the newest.
-	for keep > facts+1 && size+utf8.RuneCountInString(omitted(len(lines)-keep)) > s.opts.IndexBudget {
-		keep--
-		size -= utf8.RuneCountInString(lines[keep])
+	// Drop the oldest months, keeping the newest, then the last topics,
+	// until the message fits.
+	nt, nm := len(topics), len(months)
+	over := func() bool {
+		return size+runes(omitted(len(topics)-nt, "more world", "topic", "topics"))+runes(omitted(len(months)-nm, "older episode", "file", "files")) > s.opts.IndexBudget
+	}
+	for nm > 1 && over() {
+		nm--
+		size -= runes(months[nm])
+	}
+	for nt > 0 && over() {
+		nt--
+		size -= runes(topics[nt])
 	}
 	var b strings.Builder
+	b.Grow(size + 200)
 	b.WriteString(header)
-	for _, l := range lines[:keep] {
-		b.WriteString(l)
+	for _, part := range [][]string{before, topics[:nt], {omitted(len(topics)-nt, "more world", "topic", "topics")}, after, months[:nm], {omitted(len(months)-nm, "older episode", "file", "files")}, {footer}} {
+		for _, l := range part {
+			b.WriteString(l)
+		}
 	}
-	b.WriteString(omitted(len(lines) - keep))
-	b.WriteString(footer)
 	return b.String(), nil
 }
 

@@ -485,3 +485,30 @@ func TestWorldCheckMistakes(t *testing.T) {
 		require.ErrorIs(t, err, memory.ErrInvalidPath)
 	}
 }
+
+// TestIndexMessageManyTopics: the world topics are named in the index
+// message while it fits its budget; past it, after the older months, the
+// last topics are left out and a line says how many.
+func TestIndexMessageManyTopics(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openWorld(t, t.TempDir(), &memory.Options{IndexBudget: 1000})
+	require.NoError(t, s.Append(ctx, "facts/user.md", "- Name: Zhang San", ""))
+	for m := 1; m <= 3; m++ {
+		require.NoError(t, s.Append(ctx, fmt.Sprintf("episodes/2025-%02d.md", m), fmt.Sprintf("## Task %d\n- Date: 2025-%02d-10", m, m), ""))
+	}
+	for i := range 30 {
+		require.NoError(t, s.Append(ctx, fmt.Sprintf("world/topic-%02d.md", i), fmt.Sprintf("- Subject %d: the %dth thing every agent needs to know about", i, i), ""))
+	}
+	msg, err := s.IndexMessage(ctx)
+	require.NoError(t, err)
+	require.LessOrEqual(t, len([]rune(msg)), 1000)
+	require.Contains(t, msg, "- facts/user.md (")
+	require.Contains(t, msg, "- world/topic-00.md (")
+	require.Contains(t, msg, "- episodes/2025-03.md (", "the newest month is kept")
+	require.Contains(t, msg, "- (2 older episode files not shown; memory_list lists them all, and memory_search searches them)\n")
+	require.Regexp(t, `- \(\d+ more world topics not shown; memory_list lists them all, and memory_search searches them\)\n`, msg)
+	require.NotContains(t, msg, "world/topic-29.md", "the last topics go first")
+	shown := strings.Count(msg, "- world/topic-")
+	require.Contains(t, msg, fmt.Sprintf("(%d more world topics", 30-shown))
+	require.Less(t, strings.Index(msg, "more world topics"), strings.Index(msg, "episodes/2025-03.md"))
+}

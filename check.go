@@ -265,13 +265,12 @@ func (c *checker) unreadable(p string, err error) {
 // cannot be read by a person's mistake (reported); err is a host failure.
 func (c *checker) readable(ctx context.Context, p string, limit int64) (data []byte, ok bool, err error) {
 	got, err := c.s.b.Read(ctx, p, limit)
-	var pe *fs.PathError
 	switch {
 	case err == nil:
 		return got.Data, true, nil
 	case errors.Is(err, fs.ErrNotExist) && !stops(err):
 		return nil, false, nil
-	case !stops(err) && (personal(err) || errors.As(err, &pe)):
+	case mistake(err):
 		c.unreadable(p, err)
 		return nil, false, nil
 	}

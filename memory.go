@@ -350,8 +350,9 @@ func (s *Store) now() time.Time { return s.opts.Now() }
 // A file that cannot be read (its permissions, a person's mistake) is
 // listed with FileInfo.Error saying so, and the others as usual; when
 // episodes/ or world/ itself cannot be listed, an entry with the path
-// "episodes/" or "world/" says why. A done context, a closed store, or a backend that
-// cannot list for another reason (the network, the server) fail List.
+// "episodes/" or "world/" says why. A done context, a closed store, or a
+// backend that cannot list or read for another reason (the network, the
+// server) fail List.
 func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 	const op = "list"
 	end, err := s.begin(ctx, op, "")
@@ -363,7 +364,7 @@ func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 	files := []FileInfo{}
 	add := func(p string, info FileInfo, ok bool, err error) error {
 		switch {
-		case stops(err):
+		case err != nil && !mistake(err):
 			return err
 		case err != nil:
 			files = append(files, FileInfo{Path: p, Error: unreadable(p, err)})
@@ -452,6 +453,15 @@ func unreadable(p string, err error) string {
 	default:
 		return "cannot be read; a person must fix it"
 	}
+}
+
+// mistake reports whether err, from reading a file, is one a person must
+// fix in the memory folder (personal, or any error of the file system about
+// that file), which leaves the rest usable; any other (the network, the
+// server, a done context, a closed store) fails the operation.
+func mistake(err error) bool {
+	var pe *fs.PathError
+	return !stops(err) && (personal(err) || errors.As(err, &pe))
 }
 
 // personal reports whether err is a mistake a person made in the memory

@@ -111,12 +111,16 @@ func validDateBound(d string) bool {
 	return false
 }
 
-// Search finds the fact lines, procedures.md's rules (a document a line;
-// persona.md is not searched) and episode entries that match query, best
-// first (BM25 over words, English stems and CJK bigrams; ties by path, then
-// line). An empty query returns the newest dated entries, newest first; a
-// query of stopwords only finds nothing. Search sees every change made before it, by the
-// store or by hand. It returns an error wrapping [ErrInvalidContent] for a
+// Search finds the fact lines, the world topics' lines (with
+// Options.World), procedures.md's rules (a document a line; persona.md is
+// not searched) and episode entries that match query, best first (BM25
+// over words, English stems and CJK bigrams; ties by path, then line). An
+// empty query returns the newest dated entries, newest first; a query of
+// stopwords only finds nothing. Search sees every change made before it, by
+// the store, another agent or by hand. A file a person made unreadable is
+// left out (List says why); a backend that cannot list or read for another
+// reason (the network, the server) fails the search rather than answer from
+// what is left. It returns an error wrapping [ErrInvalidContent] for a
 // query over 1,000 characters, a negative limit, or a Since or Until that
 // is not YYYY, YYYY-MM or YYYY-MM-DD. Only a "- Date:" in YYYY-MM-DD form
 // dates an entry.
@@ -269,8 +273,8 @@ func (s *Store) refresh(ctx context.Context) error {
 	for _, sc := range todo {
 		x.reads++
 		switch {
-		case stops(sc.err):
-			return sc.err
+		case sc.err != nil && !mistake(sc.err):
+			return sc.err // the network, the server: no answer from what is left
 		case sc.err != nil || sc.gone:
 			present[sc.path] = false
 		case sc.indexed && sc.hash == sc.oldHash:

@@ -171,7 +171,7 @@ func (s *Store) topics(ctx context.Context, op string) ([]FileInfo, error) {
 	for _, e := range entries {
 		info, ok, err := s.head(ctx, e.Name)
 		switch {
-		case stops(err):
+		case err != nil && !mistake(err):
 			return nil, hostErr(op, e.Name, err)
 		case err != nil:
 			out = append(out, FileInfo{Path: e.Name, Error: unreadable(e.Name, err)})

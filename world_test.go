@@ -2,6 +2,8 @@ package memory_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -511,4 +513,39 @@ func TestIndexMessageManyTopics(t *testing.T) {
 	shown := strings.Count(msg, "- world/topic-")
 	require.Contains(t, msg, fmt.Sprintf("(%d more world topics", 30-shown))
 	require.Less(t, strings.Index(msg, "more world topics"), strings.Index(msg, "episodes/2025-03.md"))
+}
+
+// TestWorldBackendDown: when the shared backend cannot read for a reason
+// that is not a person's mistake (the network, the server), List, Search
+// and IndexMessage fail with that error instead of answering without the
+// topics.
+func TestWorldBackendDown(t *testing.T) {
+	ctx := context.Background()
+	d, err := memory.OpenDir(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	w := &checkFaults{Backend: d}
+	s, _ := open(t, &memory.Options{World: w})
+	require.NoError(t, s.Append(ctx, "world/project-apollo.md", "- Launch: March 1 from the north pad", ""))
+	hits, err := s.Search(ctx, "north pad", nil)
+	require.NoError(t, err)
+	require.Len(t, hits, 1)
+
+	down := errors.New("connection reset by peer")
+	w.mu.Lock()
+	w.read = func(name string, _ int64) error { return down }
+	w.mu.Unlock()
+	_, err = s.List(ctx)
+	require.ErrorIs(t, err, down)
+	require.NoError(t, s.Append(ctx, "facts/user.md", "- Name: Zhang San", ""), "the agent's own files are still written")
+	_, err = s.Search(ctx, "north pad", nil)
+	require.ErrorIs(t, err, down)
+	_, err = s.IndexMessage(ctx)
+	require.ErrorIs(t, err, down)
+	_, err = s.Read(ctx, "world/project-apollo.md")
+	require.ErrorIs(t, err, down)
+	var me *memory.Error
+	require.False(t, errors.As(err, &me), "a host error, not the model's")
+	_, err = s.NewSession().Call(ctx, "memory_read", json.RawMessage(`{"path":"world/project-apollo.md","line":null}`))
+	require.ErrorIs(t, err, down, "the tool returns it as a Go error")
 }

@@ -48,9 +48,11 @@ type Finding struct {
 //
 //   - files the library ignores: in facts/ a name that is not one of
 //     Options.FactFiles (facts/notes.md), in episodes/ a name that is not a
-//     real month (episodes/2026-13.md), other extensions, folders inside
-//     them; and, as warnings, files elsewhere in the root, which the
-//     library leaves alone by design;
+//     real month (episodes/2026-13.md), in the shared world/ (with
+//     Options.World) a name that is not a topic (world/My_Notes.md), other
+//     extensions, folders inside them; and, as warnings, files elsewhere in
+//     the root, which the library leaves alone by design, among them a
+//     world/ in the agent's own memory when it shares another;
 //   - files and folders that cannot be read (permissions, a symbolic link
 //     that leads out of the directory);
 //   - a file without its "# " title or "> Summary:" line, or with an empty
@@ -61,13 +63,15 @@ type Finding struct {
 //     not written YYYY-MM-DD, or dated outside the file's month; a month's
 //     file that starts with the entries of its newest part again, as a
 //     crash between a seal's two steps leaves it;
-//   - in fact files, as a warning, text outside "- " bullets;
+//   - in fact files and world topics, as a warning, text outside "- "
+//     bullets;
 //   - what the tools would refuse to write: bytes that are not UTF-8 text,
 //     a carriage return that does not end a line, lists or blockquotes
 //     nested more than 32 deep, a block left open at the end (a ``` fence,
 //     an HTML comment or block: every append to the file is refused), a file
 //     over 1 MiB;
-//   - the fact files together over Options.FactsBudget.
+//   - the fact files together over Options.FactsBudget, and the world
+//     topics together over Options.WorldBudget.
 //
 // Check changes nothing. A file changed while it runs is seen as it was
 // when it was read. An empty slice, not nil, means nothing was found.

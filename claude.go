@@ -607,7 +607,7 @@ func (c *Session) claudeReplace(ctx context.Context, p, oldStr, newStr string) (
 	case msg != "":
 		return claudeFail(msg)
 	case cp.dir:
-		return claudeFail(claudeNoFile(cp))
+		return claudeFail(c.s.claudeNoFile(cp))
 	case oldStr == "":
 		return claudeFail("No replacement was performed, old_str is empty. Copy the exact text to replace from a view of " + cp.shown)
 	}
@@ -681,7 +681,7 @@ func (c *Session) claudeInsert(ctx context.Context, p string, line int, text str
 	case msg != "":
 		return claudeFail(msg)
 	case cp.dir:
-		return claudeFail(claudeNoFile(cp))
+		return claudeFail(c.s.claudeNoFile(cp))
 	}
 	if err := checkText(op, cp.rel, "insert_text", text); err != nil {
 		return claudeFail(hint(err))
@@ -748,8 +748,12 @@ func (e claudeError) Error() string { return string(e) }
 
 // claudeNoFile answers str_replace or insert on a folder: as the
 // documentation says, a file that does not exist.
-func claudeNoFile(cp claudePath) string {
-	return "The path " + cp.shown + " does not exist. Please provide a valid path. It is a directory: give the path of a file in it, one of " + claudeRoot + "/" + factsDir + "/… or " + claudeRoot + "/" + episodesDir + "/YYYY-MM.md"
+func (s *Store) claudeNoFile(cp claudePath) string {
+	world := ""
+	if s.opts.World != nil {
+		world = ", " + claudeRoot + "/" + worldDir + "/<topic>.md"
+	}
+	return "The path " + cp.shown + " does not exist. Please provide a valid path. It is a directory: give the path of a file in it, one of " + claudeRoot + "/" + factsDir + "/…" + world + " or " + claudeRoot + "/" + episodesDir + "/YYYY-MM.md"
 }
 
 func claudeNotText(cp claudePath) string {

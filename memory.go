@@ -133,7 +133,7 @@ type FileInfo struct {
 	Path    string `json:"path"`            // relative and slash-separated: "facts/user.md"
 	Summary string `json:"summary"`         // the file's "> Summary:" line, "" when it has none
 	Size    int64  `json:"size"`            // bytes on disk
-	Error   string `json:"error,omitempty"` // why the file (or, for "episodes/", the folder) cannot be read; "" when it can
+	Error   string `json:"error,omitempty"` // why the file (or, for "episodes/" or "world/", the folder) cannot be read; "" when it can
 
 	// Parts counts a month's full parts, episodes/YYYY-MM.001.md and on,
 	// which hold its older entries; 0 for a month in one file.

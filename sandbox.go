@@ -98,7 +98,7 @@ func (s *Store) resolve(op, p string) (target, error) {
 			return bad("%s is a shared world topic, and this memory shares no world facts with other agents", shown)
 		case !ok:
 			like := topicExample
-			if t := topicFor(strings.TrimSuffix(segs[1], ".md")); t != "" {
+			if t := topicFor(topicStem(segs[1])); t != "" {
 				like = worldDir + "/" + t + ".md"
 			}
 			return bad("%s is not a world topic: its name must be lower-case letters and digits, words joined by single dashes, at most %d characters, ending in .md, such as %s", shown, maxTopicLen, like)

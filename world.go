@@ -88,6 +88,17 @@ func topicFor(name string) string {
 	return t
 }
 
+// topicStem is a file name without its markdown extension, in any case:
+// "Apollo" for "Apollo.MD" or "Apollo.markdown".
+func topicStem(name string) string {
+	for _, ext := range []string{".md", ".markdown"} {
+		if len(name) > len(ext) && strings.EqualFold(name[len(name)-len(ext):], ext) {
+			return name[:len(name)-len(ext)]
+		}
+	}
+	return name
+}
+
 // split is the backend of a store with shared world facts: the names under
 // world/ are the shared backend's, every other the store's own.
 type split struct {

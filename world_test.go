@@ -62,7 +62,7 @@ func TestWorldPaths(t *testing.T) {
 	}
 	for p, like := range map[string]string{
 		"world/Project Apollo.md": "world/project-apollo.md", "world/项目.md": "world/project-apollo.md", "world/Office_2.txt": "world/office-2-txt.md",
-		"world/--a--b--.md": "world/a-b.md", "world/" + strings.Repeat("ab-", 30) + ".md": "world/" + strings.TrimSuffix(strings.Repeat("ab-", 22)[:64], "-") + ".md",
+		"world/--a--b--.md": "world/a-b.md", "world/Apollo.MD": "world/apollo.md", "world/Apollo.markdown": "world/apollo.md", "world/" + strings.Repeat("ab-", 30) + ".md": "world/" + strings.TrimSuffix(strings.Repeat("ab-", 22)[:64], "-") + ".md",
 	} {
 		_, err := memory.Resolve(s, p)
 		require.ErrorContains(t, err, "such as "+like, p)

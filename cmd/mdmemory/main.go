@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	mdmemory [--dir DIR] COMMAND [flags] [arguments]
+//	mdmemory [--dir DIR] [--world DIR] COMMAND [flags] [arguments]
 //
 // The commands:
 //
@@ -250,7 +250,7 @@ func mainUsage() string {
 markdown files of github.com/mdmemory/memory.
 
 Usage:
-  mdmemory [--dir DIR] COMMAND [flags] [arguments]
+  mdmemory [--dir DIR] [--world DIR] COMMAND [flags] [arguments]
 
 Commands:
 `)

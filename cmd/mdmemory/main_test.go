@@ -130,7 +130,7 @@ func (r result) failed(t *testing.T) string {
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"--dir", "x", "-help"}} {
 		out := mdm(t, nil, args...).ok(t)
-		require.Contains(t, out, "Usage:\n  mdmemory [--dir DIR] COMMAND [flags] [arguments]", args)
+		require.Contains(t, out, "Usage:\n  mdmemory [--dir DIR] [--world DIR] COMMAND [flags] [arguments]", args)
 		for _, c := range commands() {
 			require.Contains(t, out, "\n  "+c.name, "the command list names %s", c.name)
 		}

@@ -34,7 +34,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.dir, "dir", f.dir, "the memory: a directory, or s3://BUCKET/PREFIX (default $"+dirEnv+", or "+defaultDir+")")
 	fs.StringVar(&f.facts, "facts", f.facts, "the fact files, comma-separated, when the program using the memory configures others (default user.md,memory.md)")
 	fs.IntVar(&f.factsBudget, "facts-budget", f.factsBudget, fmt.Sprintf("the facts budget in bytes, when the program using the memory sets another (default %d)", memory.DefaultFactsBudget))
-	fs.StringVar(&f.world, "world", f.world, "the world topics the memory shares with other agents' (world/<topic>.md): a directory, or s3://BUCKET/PREFIX (default $"+worldEnv+"; none when empty)")
+	fs.StringVar(&f.world, "world", f.world, "the shared root of the world topics this memory shares with other agents (world/<topic>.md): a directory, or s3://BUCKET/PREFIX (default $"+worldEnv+"; none when empty)")
 	fs.IntVar(&f.worldBudget, "world-budget", f.worldBudget, fmt.Sprintf("the world topics' budget in bytes, when the program using the memory sets another (default %d)", memory.DefaultWorldBudget))
 }
 

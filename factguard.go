@@ -23,11 +23,13 @@ import (
 //   - says again what a line of the fact files says already, in any fact
 //     file: the same text, or nearly: more than 70% of the two lines' words
 //     in common (Jaccard similarity of their sets of search terms, so that
-//     "reviews" and "reviewed", and Chinese text, compare as memory_search
-//     matches them), the same numbers in the same order, and the same small
-//     words of order and quantity ("before", "all": "prefers Chinese for
-//     all conversations" says more than "prefers Chinese conversation"; see
-//     orderWords)
+//     "reviews" and "reviewed" compare as memory_search matches them;
+//     Chinese by its characters), every word of one in the other (a line
+//     that swaps a word, "Father lives in Hangzhou" beside "Mother lives in
+//     Hangzhou", states another fact), the same numbers in the same order,
+//     and the same small words of order and quantity ("before", "all":
+//     "prefers Chinese for all conversations" says more than "prefers
+//     Chinese conversation"; see orderWords)
 //     ([ErrDuplicateFact]);
 //   - restates the key of a line of the same file ("- Language: English"
 //     when a "- Language: …" line is there): a fact that changed replaces its
@@ -139,7 +141,7 @@ func (s *Store) vetFacts(ctx context.Context, op string, t target, old, data []b
 				if pairs++; pairs > maxFactPairs {
 					break
 				}
-				if a.nums == b.nums && a.small == b.small && jaccard(a.terms, b.terms) > nearRepeat {
+				if a.nums == b.nums && a.small == b.small && nested(a.terms, b.terms) && jaccard(a.terms, b.terms) > nearRepeat {
 					return modelErr(op, t.path, ErrDuplicateFact,
 						fmt.Sprintf("the new line %s nearly repeats %s line %d, %s", quoteLine(a.first), f.path, b.line, quoteLine(b.first)),
 						"; nothing was written. If it corrects or adds to that line, "+replaceInstead(op, f.path == t.path, f.path, b)+"; otherwise leave it out")
@@ -455,24 +457,61 @@ func numbers(text string) string {
 	return b.String()
 }
 
-// smallWords returns the words of text that are in one of sets, sorted,
-// each once, joined by spaces: "after all".
-func smallWords(text string, sets ...map[string]bool) string {
+// smallWords returns the words of text that are in one of sets, as the
+// set names them, sorted, each once, joined by spaces: "after all".
+func smallWords(text string, sets ...map[string]string) string {
 	var found []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) }) {
-		if slices.ContainsFunc(sets, func(set map[string]bool) bool { return set[w] }) {
-			found = append(found, w)
+		for _, set := range sets {
+			if c, ok := set[w]; ok {
+				found = append(found, c)
+			}
 		}
 	}
 	slices.Sort(found)
 	return strings.Join(slices.Compact(found), " ")
 }
 
-// termSet returns the search terms of text, sorted, each once.
+// termSet returns the search terms of text, sorted, each once, with two
+// changes: CJK text gives its characters rather than its bigrams, so that
+// a word inserted (每周末, 每个周末) keeps the others, and "every", which the
+// search keeps, is left to quantityWords.
 func termSet(text string) []string {
-	terms := search.Tokenize(text)
+	var terms []string
+	for _, t := range search.Tokenize(text) {
+		switch {
+		case t == everyTerm:
+		case strings.ContainsFunc(t, isCJK):
+			for _, r := range t {
+				terms = append(terms, string(r))
+			}
+		default:
+			terms = append(terms, t)
+		}
+	}
 	slices.Sort(terms)
 	return slices.Compact(terms)
+}
+
+// everyTerm is the search term of "every".
+var everyTerm = search.Tokenize("every")[0]
+
+// isCJK reports a character of the scripts the search cuts into bigrams.
+func isCJK(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+// nested reports whether one of two sorted sets holds the other.
+func nested(a, b []string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	for _, w := range a {
+		if _, found := slices.BinarySearch(b, w); !found {
+			return false
+		}
+	}
+	return true
 }
 
 // Stopwords of the search that tell facts apart, though they do not count
@@ -481,10 +520,11 @@ func termSet(text string) []string {
 // Two lines with different sets of them are never near repeats: words of
 // order ("coffee before 10am" is not "coffee after 10am"), which also tell
 // keys apart, and of quantity ("prefers Chinese for all conversations"
-// says more than "prefers Chinese conversation").
+// says more than "prefers Chinese conversation"; "each", "every" and "all"
+// count as one).
 var (
-	orderWords    = map[string]bool{"before": true, "after": true, "during": true}
-	quantityWords = map[string]bool{"all": true, "each": true}
+	orderWords    = map[string]string{"before": "before", "after": "after", "during": "during"}
+	quantityWords = map[string]string{"all": "all", "each": "all", "every": "all"}
 )
 
 // jaccard returns |a ∩ b| / |a ∪ b| for sorted sets; 0 when both are empty.

@@ -790,26 +790,40 @@ func (s *Store) IndexMessage(ctx context.Context) (string, error) {
 		return fmt.Sprintf("- (%d %s %s not shown; memory_list lists them all, and memory_search searches them)\n", n, what, noun)
 	}
 	runes := utf8.RuneCountInString
-	size := runes(header) + runes(footer)
-	for _, part := range [][]string{before, topics, after, months} {
+	fixed := runes(header) + runes(footer)
+	for _, part := range [][]string{before, after} {
 		for _, l := range part {
-			size += runes(l)
+			fixed += runes(l)
 		}
 	}
+	// kept[i] is the size of the first i lines of topics or months.
+	kept := func(lines []string) []int {
+		k := make([]int, len(lines)+1)
+		for i, l := range lines {
+			k[i+1] = k[i] + runes(l)
+		}
+		return k
+	}
+	keptTopics, keptMonths := kept(topics), kept(months)
+	sizeOf := func(nt, nm int) int {
+		return fixed + keptTopics[nt] + runes(omitted(len(topics)-nt, "more world", "topic", "topics")) +
+			keptMonths[nm] + runes(omitted(len(months)-nm, "older episode", "file", "files"))
+	}
 	// Drop the oldest months, keeping the newest, then the last topics,
-	// until the message fits.
+	// and take the first of these choices that fits (a line saying what was
+	// left out may be longer than one line it replaces), or the last.
 	nt, nm := len(topics), len(months)
-	over := func() bool {
-		return size+runes(omitted(len(topics)-nt, "more world", "topic", "topics"))+runes(omitted(len(months)-nm, "older episode", "file", "files")) > s.opts.IndexBudget
-	}
-	for nm > 1 && over() {
+	fits := func() bool { return sizeOf(nt, nm) <= s.opts.IndexBudget }
+	for nm = len(months); nm > 1 && !fits(); {
 		nm--
-		size -= runes(months[nm])
 	}
-	for nt > 0 && over() {
+	for nt = len(topics); nt > 0 && !fits(); {
 		nt--
-		size -= runes(topics[nt])
 	}
+	if !fits() {
+		nt, nm = 0, min(1, len(months))
+	}
+	size := sizeOf(nt, nm)
 	var b strings.Builder
 	b.Grow(size + 200)
 	b.WriteString(header)

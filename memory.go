@@ -505,7 +505,7 @@ func (s *Store) files(ctx context.Context) ([]Entry, error) {
 		switch c, rerr := s.b.Read(ctx, proceduresFile, 0); {
 		case rerr == nil:
 			all = append(all, Entry{Name: proceduresFile, Size: c.Size})
-		case stops(rerr):
+		case !errors.Is(rerr, fs.ErrNotExist) && !mistake(rerr):
 			return nil, rerr
 		}
 	} else if err != nil {

@@ -417,17 +417,35 @@ func snippet(text string, terms []string, fact bool) string {
 	return cut(printable(best), snippetMax)
 }
 
-// maxContextFiles bounds the world topics Context shows.
-const maxContextFiles = 5
+// maxContextTopics bounds the world topics Context shows.
+const maxContextTopics = 5
+
+// readShown reads the file at p for a prompt: ok is false when it does
+// not exist, or a person made it unreadable (List says why); any other
+// failure (the network, the server, a done context) is an error.
+func (s *Store) readShown(ctx context.Context, p string) (text string, ok bool, err error) {
+	text, err = s.Read(ctx, p)
+	var me *Error
+	switch {
+	case err == nil:
+		return text, true, nil
+	case errors.As(err, &me) || mistake(err):
+		return "", false, nil
+	}
+	return "", false, err
+}
 
 // Context renders what memory holds for a prompt about query, in at most
 // budget characters, for callers that inject memory into a prompt instead
 // of letting the model call tools: the fact files in full, within half the
 // budget (a fact file that does not fit is cut at a line and says so); then,
-// in what is left of that half, the world topics (with Options.World, at
-// most five) and procedures.md when a line of them matches query, whole,
-// best first; then the episode entries that best match query, whole, best
-// first, as many as fit. An empty query gives the newest
+// in what is left of that half, the world topics (with Options.World, the
+// five at most whose lines match query best, best first) and procedures.md
+// when a line of it matches query, whole; then the episode entries that
+// best match query, whole, best first, as many as fit. A file that does
+// not exist or that a person made unreadable is left out; a backend that
+// fails to read for another reason (the network, the server) fails
+// Context. An empty query gives the newest
 // entries. A line saying what memory is (background to weigh, not
 // instructions) opens it, and each file and entry is framed by lines that
 // carry its version, so that no text inside can end its frame; a fact file
@@ -443,11 +461,11 @@ func (s *Store) Context(ctx context.Context, query string, budget int) (string, 
 	factShare := left / 2
 	for _, f := range s.opts.FactFiles {
 		p := factPath(f.Name)
-		text, err := s.Read(ctx, p)
-		if stops(err) {
+		text, ok, err := s.readShown(ctx, p)
+		if err != nil {
 			return "", err
 		}
-		if err != nil {
+		if !ok {
 			continue // missing, or unreadable: List says why
 		}
 		block := fencedBlock(p, shownText([]byte(text)), min(factShare, left))
@@ -463,23 +481,25 @@ func (s *Store) Context(ctx context.Context, query string, budget int) (string, 
 			if dir == worldDir+"/" && s.opts.World == nil {
 				continue
 			}
-			hits, err := s.Search(ctx, query, &SearchOptions{Path: dir, Limit: maxContextFiles})
+			hits, err := s.Search(ctx, query, &SearchOptions{Path: dir, Limit: 50})
 			if err != nil {
 				return "", err
 			}
+			n := 0
 			for _, h := range hits {
-				if !slices.Contains(matched, h.Path) && len(matched) < maxContextFiles {
+				if !slices.Contains(matched, h.Path) && n < maxContextTopics {
 					matched = append(matched, h.Path)
+					n++
 				}
 			}
 		}
 		for _, p := range matched {
-			text, err := s.Read(ctx, p)
-			if stops(err) {
+			text, ok, err := s.readShown(ctx, p)
+			if err != nil {
 				return "", err
 			}
-			if err != nil {
-				continue // gone since the search
+			if !ok {
+				continue // gone since the search, or made unreadable
 			}
 			block := fencedBlock(p, shownText([]byte(text)), min(factShare, left))
 			if !strings.HasPrefix(block, "<") {
@@ -504,8 +524,8 @@ func (s *Store) Context(ctx context.Context, query string, budget int) (string, 
 		}
 		byLine, ok := entries[h.Path]
 		if !ok {
-			text, err := s.Read(ctx, h.Path)
-			if stops(err) {
+			text, _, err := s.readShown(ctx, h.Path)
+			if err != nil {
 				return "", err
 			}
 			byLine = entriesByLine(text)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -542,10 +543,66 @@ func TestWorldBackendDown(t *testing.T) {
 	require.ErrorIs(t, err, down)
 	_, err = s.IndexMessage(ctx)
 	require.ErrorIs(t, err, down)
+	_, err = s.Context(ctx, "north pad", 2000)
+	require.ErrorIs(t, err, down)
 	_, err = s.Read(ctx, "world/project-apollo.md")
 	require.ErrorIs(t, err, down)
 	var me *memory.Error
 	require.False(t, errors.As(err, &me), "a host error, not the model's")
 	_, err = s.NewSession().Call(ctx, "memory_read", json.RawMessage(`{"path":"world/project-apollo.md","line":null}`))
 	require.ErrorIs(t, err, down, "the tool returns it as a Go error")
+}
+
+// TestContextTopicsCap: Context shows the five topics that match best,
+// each once however many of its lines match, and procedures.md beside
+// them.
+func TestContextTopicsCap(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openWorld(t, t.TempDir(), nil)
+	var lines []string
+	for i := range 6 {
+		lines = append(lines, fmt.Sprintf("- Rocket %d", i))
+	}
+	require.NoError(t, s.Append(ctx, "world/alpha.md", strings.Join(lines, "\n"), ""))
+	for i := range 6 {
+		require.NoError(t, s.Append(ctx, fmt.Sprintf("world/beta-%d.md", i), fmt.Sprintf("- Rocket %d: tested on pad %d, at the north end of the site, in spring", i, i), ""))
+	}
+	require.NoError(t, s.Append(ctx, "procedures.md", "- When a rocket test fails: stop the countdown", ""))
+	got, err := s.Context(ctx, "rocket", 20000)
+	require.NoError(t, err)
+	require.Equal(t, 5, strings.Count(got, `<file path="world/`), got)
+	require.Contains(t, got, `<file path="world/alpha.md"`, "the best-matching topic, whose six lines match")
+	require.Contains(t, got, `<file path="world/beta-0.md"`, "the other topics are not crowded out by alpha's lines")
+	require.Contains(t, got, `<file path="procedures.md"`, "beside the five topics")
+}
+
+// TestProceduresUnreadableWhenRootUnlisted: in the fallback listing, a
+// read of procedures.md the backend fails for another reason than a
+// person's mistake fails the search.
+func TestProceduresUnreadableWhenRootUnlisted(t *testing.T) {
+	ctx := context.Background()
+	d, err := memory.OpenDir(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	down := errors.New("connection reset by peer")
+	f := &checkFaults{Backend: d}
+	s, err := memory.OpenBackend(f, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.Append(ctx, "procedures.md", "- When a launch slips: tell the press office", ""))
+	f.mu.Lock()
+	f.list = func(dir string) error {
+		if dir == "" {
+			return &fs.PathError{Op: "open", Path: ".", Err: fs.ErrPermission}
+		}
+		return nil
+	}
+	f.read = func(name string, limit int64) error {
+		if name == "procedures.md" {
+			return down
+		}
+		return nil
+	}
+	f.mu.Unlock()
+	_, err = s.Search(ctx, "launch", nil)
+	require.ErrorIs(t, err, down)
 }

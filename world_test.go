@@ -259,16 +259,12 @@ func TestWorldCheckAndStats(t *testing.T) {
 
 	findings, err := s.Check(ctx)
 	require.NoError(t, err)
-	var got []string
-	for _, f := range findings {
-		got = append(got, fmt.Sprintf("%s:%d %s", f.Path, f.Line, f.Problem))
-	}
 	require.Equal(t, []string{
 		"world/:0 the world topics hold 139 bytes together, over the 100-byte budget: no agent may add a fact to them until they are under it, only shorten them",
 		"world/My_Notes.md:0 not a world topic (world/<topic>.md, the topic in lower-case letters and digits, words joined by single dashes, at most 64 characters), so the library ignores it: no agent sees what it holds",
 		"world/office.md:1 has no \"# \" title as its first line",
 		"world/office.md:1 has no \"> Summary:\" line right after its title: the index an agent sees first shows nothing for it",
-	}, got)
+	}, problems(findings))
 	require.Contains(t, findings[2].Fix, `"# Office"`)
 
 	st, err := s.Stats(ctx)
@@ -463,14 +459,10 @@ func TestWorldCheckMistakes(t *testing.T) {
 
 	findings, err := s.Check(ctx)
 	require.NoError(t, err)
-	var got []string
-	for _, f := range findings {
-		got = append(got, fmt.Sprintf("%s:%d %s", f.Path, f.Line, f.Problem))
-	}
 	require.Equal(t, []string{
 		"world/:0 cannot be read: a file stands where a folder belongs, so no agent sees it",
 		"world/stale.md:0 in a world/ folder of this agent's own memory, not in the world it shares with other agents, so the library ignores it: no agent sees what it holds",
-	}, got)
+	}, problems(findings))
 	files, err := s.List(ctx)
 	require.NoError(t, err)
 	require.Equal(t, "world/", files[len(files)-1].Path)
@@ -605,4 +597,13 @@ func TestProceduresUnreadableWhenRootUnlisted(t *testing.T) {
 	f.mu.Unlock()
 	_, err = s.Search(ctx, "launch", nil)
 	require.ErrorIs(t, err, down)
+}
+
+// problems renders findings as "path:line problem".
+func problems(findings []memory.Finding) []string {
+	var out []string
+	for _, f := range findings {
+		out = append(out, fmt.Sprintf("%s:%d %s", f.Path, f.Line, f.Problem))
+	}
+	return out
 }

@@ -162,7 +162,7 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 	s.AddPrompt(&mcp.Prompt{
 		Name:        IndexPrompt,
 		Title:       "Memory index",
-		Description: "What long-term memory holds: one line per fact file and per month of episodes, with its size and summary, to read at the start of a task.",
+		Description: "What long-term memory holds: one line per memory file (the persona, the fact files, the shared world topics, the procedures) and per month of episodes, with its size and summary, to read at the start of a task.",
 	}, c.indexPrompt)
 	s.AddReceivingMiddleware(c.listResources)
 	return s

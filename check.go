@@ -322,10 +322,8 @@ func (c *checker) worldBudget(entries []Entry) {
 	}
 	total := int64(0)
 	for _, e := range entries {
-		if dir, base := path.Split(e.Name); dir == worldDir+"/" {
-			if _, ok := topicFile(base); ok {
-				total += e.Size
-			}
+		if isTopic(e.Name) {
+			total += e.Size
 		}
 	}
 	if budget := int64(c.s.opts.WorldBudget); total > budget {

@@ -466,37 +466,32 @@ func (s *Store) claudeList(ctx context.Context, cp claudePath) (ToolResult, erro
 	if s.opts.World != nil {
 		folders[worldDir] = nil
 	}
-	var root []item // the files at the root
+	root := map[string]int64{} // the files at the root, for the root's view
 	for _, e := range entries {
 		dir, name := path.Split(e.Name)
 		dir = strings.TrimSuffix(dir, "/")
 		if _, ok := folders[dir]; ok {
 			folders[dir] = append(folders[dir], item{name, e.Size})
-		} else if dir == "" {
-			root = append(root, item{name, e.Size})
+		} else if dir == "" && cp.rel == "" {
+			root[name] = e.Size
 		}
 	}
 	if cp.rel == "" {
 		switch c, err := s.b.Read(ctx, personaFile, 0); {
 		case err == nil:
-			root = append(root, item{personaFile, c.Size})
+			root[personaFile] = c.Size
 		case stops(err):
 			return ToolResult{}, hostErr(op, personaFile, err)
 		}
 	}
 	var lines []string
 	var total int64
-	names := slices.Sorted(maps.Keys(folders))
-	if cp.rel == "" {
-		for _, it := range root {
-			names = append(names, it.name)
-		}
-		slices.Sort(names)
-	}
+	names := append(slices.Collect(maps.Keys(folders)), slices.Collect(maps.Keys(root))...)
+	slices.Sort(names)
 	for _, dir := range names {
-		if i := slices.IndexFunc(root, func(it item) bool { return it.name == dir }); i >= 0 {
-			total += root[i].size
-			lines = append(lines, claudeSize(root[i].size)+"\t"+claudeRoot+"/"+dir)
+		if size, ok := root[dir]; ok {
+			total += size
+			lines = append(lines, claudeSize(size)+"\t"+claudeRoot+"/"+dir)
 			continue
 		}
 		if cp.rel != "" && cp.rel != dir {

@@ -70,10 +70,11 @@ type factLine struct {
 	nums  string   // the numbers in its text, in order ("3 15" for "room 3 from March 15")
 }
 
-// vetFacts refuses a change of the fact file t from old (nil for a new
-// file) to data that adds a line that is temporary, repeats a line of the
-// fact files or restates a key of t; see the fact guard above.
-func (s *Store) vetFacts(ctx context.Context, op string, t target, old, data []byte) error {
+// vetFacts refuses a change of the fact file or topic t from old (nil for
+// a new file) to data that adds a line that is temporary, repeats a line of
+// the files it is compared with or restates a key of t; see the fact guard
+// above. list lists t's folder (see commit).
+func (s *Store) vetFacts(ctx context.Context, op string, t target, old, data []byte, list func() ([]Entry, error)) error {
 	before := factLines(old)
 	added, keptAt := diffFacts(before, factLines(data))
 	if len(added) == 0 {
@@ -87,7 +88,7 @@ func (s *Store) vetFacts(ctx context.Context, op string, t target, old, data []b
 				fmt.Sprintf("; nothing was written. Skip it: what holds for one task is not a fact (an episode may record it). If it is meant to last, state it without %q", phrase))
 		}
 	}
-	others, err := s.otherFacts(ctx, op, t)
+	others, err := s.otherFacts(ctx, op, t, list)
 	if err != nil {
 		return err
 	}
@@ -185,37 +186,26 @@ type factFile struct {
 	lines []factLine
 }
 
-// otherFacts returns the fact lines of the files other than t that t's
-// lines are compared with: the other fact files for a fact file, the other
-// topics for a world topic. A file that cannot be read (it does not exist,
-// a person made it unreadable or not a file, the backend failed to list or
-// read it) has none: the comparison with the other files is a help, and
-// this change is to t alone. Only a done context or a closed store fails
-// it.
-func (s *Store) otherFacts(ctx context.Context, op string, t target) ([]factFile, error) {
-	var paths []string
-	if t.topic != "" {
-		topics, err := s.worldSizes(ctx)
-		if stops(err) {
-			return nil, hostErr(op, t.path, err)
-		}
-		for _, e := range topics {
-			paths = append(paths, e.Name)
-		}
-	} else {
-		for _, f := range s.opts.FactFiles {
-			paths = append(paths, factPath(f.Name))
-		}
+// otherFacts returns the fact lines of the files other than t that list
+// lists: the other fact files for a fact file, the other topics for a world
+// topic. A file that cannot be listed or read (a person made it unreadable
+// or not a file, the backend failed) has none: the comparison with the
+// other files is a help, and this change is to t alone. Only a done context
+// or a closed store fails it.
+func (s *Store) otherFacts(ctx context.Context, op string, t target, list func() ([]Entry, error)) ([]factFile, error) {
+	entries, err := list()
+	if stops(err) {
+		return nil, hostErr(op, t.path, err)
 	}
 	var out []factFile
-	for _, p := range paths {
-		if p == t.path {
+	for _, e := range entries {
+		if e.Name == t.path {
 			continue
 		}
-		c, err := s.b.Read(ctx, p, -1)
+		c, err := s.b.Read(ctx, e.Name, -1)
 		switch {
 		case err == nil:
-			out = append(out, factFile{p, describeAll(factLines(c.Data))})
+			out = append(out, factFile{e.Name, describeAll(factLines(c.Data))})
 		case stops(err):
 			return nil, hostErr(op, t.path, err)
 		}

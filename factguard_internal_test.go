@@ -147,16 +147,16 @@ func TestFactGuardBound(t *testing.T) {
 	}
 	// The last new line nearly repeats an old one, past the bound.
 	data.WriteString("- alpha7 beta7 gamma7 delta epsilon\n")
-	require.NoError(t, s.vetFacts(context.Background(), "write", tgt, []byte(old.String()), []byte(data.String())))
+	require.NoError(t, s.vetFacts(context.Background(), "write", tgt, []byte(old.String()), []byte(data.String()), noFiles))
 	// Within the bound it is caught.
 	lines := strings.SplitAfter(data.String(), "\n")
 	small := strings.Join(slices.Concat(lines[:4+n], lines[len(lines)-2:]), "")
-	err := s.vetFacts(context.Background(), "write", tgt, []byte(old.String()), []byte(small))
+	err := s.vetFacts(context.Background(), "write", tgt, []byte(old.String()), []byte(small), noFiles)
 	require.ErrorIs(t, err, ErrDuplicateFact)
 	require.Contains(t, err.Error(), "nearly repeats facts/user.md line 12")
 	// An identical line past the bound is caught too.
 	exact := strings.Replace(data.String(), "alpha7 beta7 gamma7 delta epsilon", "alpha7 beta7 gamma7 delta", 1)
-	require.ErrorIs(t, s.vetFacts(context.Background(), "write", tgt, []byte(old.String()), []byte(exact)), ErrDuplicateFact)
+	require.ErrorIs(t, s.vetFacts(context.Background(), "write", tgt, []byte(old.String()), []byte(exact), noFiles), ErrDuplicateFact)
 }
 
 // BenchmarkVetFacts measures the guard on an append of one line to a fact
@@ -172,8 +172,11 @@ func BenchmarkVetFacts(b *testing.B) {
 	data := old.String() + "- Colleague: Li Wei, designer, sits by the window\n"
 	ctx := context.Background()
 	for b.Loop() {
-		if err := s.vetFacts(ctx, "append", tgt, []byte(old.String()), []byte(data)); err != nil {
+		if err := s.vetFacts(ctx, "append", tgt, []byte(old.String()), []byte(data), noFiles); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
+
+// noFiles is the listing of a folder that holds no other file.
+func noFiles() ([]Entry, error) { return nil, nil }

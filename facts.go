@@ -55,16 +55,17 @@ func (s *Store) budgetOf(t target) budget {
 }
 
 // checkBudget refuses a change of a fact file or world topic from oldSize
-// to newSize bytes that would take its folder over its budget.
-func (s *Store) checkBudget(ctx context.Context, op string, t target, oldSize, newSize int) error {
+// to newSize bytes that would take its folder over its budget bu; list
+// lists the folder.
+func (s *Store) checkBudget(op string, t target, bu budget, list func() ([]Entry, error), oldSize, newSize int) error {
 	if newSize <= oldSize {
 		return nil
 	}
-	bu := s.budgetOf(t)
-	files, err := bu.files(s, ctx)
+	listed, err := list()
 	if err != nil {
 		return hostErr(op, t.path, err)
 	}
+	files := slices.Clone(listed) // sorted below; the listing is shared
 	now := 0
 	for _, e := range files {
 		now += int(e.Size)

@@ -363,15 +363,11 @@ func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 
 	files := []FileInfo{}
 	add := func(p string, info FileInfo, ok bool, err error) error {
-		switch {
-		case err != nil && !mistake(err):
-			return err
-		case err != nil:
-			files = append(files, FileInfo{Path: p, Error: unreadable(p, err)})
-		case ok:
+		info, ok, err = listed(p, info, ok, err)
+		if ok {
 			files = append(files, info)
 		}
-		return nil
+		return err
 	}
 	root := func(p string) error {
 		info, ok, err := s.head(ctx, p)
@@ -421,6 +417,20 @@ func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 		files = append(files, FileInfo{Path: episodesDir + "/", Error: unreadable(episodesDir+"/", listErr)})
 	}
 	return files, nil
+}
+
+// listed is what List shows of the file at p, given what head (or
+// monthInfo) said of it: info when it exists (ok), the reason when a person
+// made it unreadable, nothing when it does not exist; an error for any
+// other failure (the network, the server, a done context).
+func listed(p string, info FileInfo, ok bool, err error) (FileInfo, bool, error) {
+	switch {
+	case err != nil && !mistake(err):
+		return FileInfo{}, false, err
+	case err != nil:
+		return FileInfo{Path: p, Error: unreadable(p, err)}, true, nil
+	}
+	return info, ok, nil
 }
 
 // monthInfo describes a month as List shows it: the summary of its newest
@@ -524,7 +534,7 @@ func (s *Store) files(ctx context.Context) ([]Entry, error) {
 				continue
 			}
 		case worldDir + "/":
-			if _, ok := topicFile(base); !ok || s.opts.World == nil {
+			if !isTopic(e.Name) || s.opts.World == nil {
 				continue
 			}
 		case episodesDir + "/", episodesDir + "/" + archiveDir + "/":
@@ -951,10 +961,14 @@ func (s *Store) commit(ctx context.Context, op string, t target, old []byte, ver
 		return modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("%s would be %s bytes, over the %s-byte limit for one memory file", t.path, thousands(len(data)), thousands(maxFileSize)), "; start a new file or condense this one")
 	}
 	if t.factual() {
-		if err := s.vetFacts(ctx, op, t, old, data); err != nil {
+		// The guard and the budget share one listing of t's folder, made
+		// when the first needs it.
+		bu := s.budgetOf(t)
+		files := sync.OnceValues(func() ([]Entry, error) { return bu.files(s, ctx) })
+		if err := s.vetFacts(ctx, op, t, old, data, files); err != nil {
 			return err
 		}
-		if err := s.checkBudget(ctx, op, t, len(old), len(data)); err != nil {
+		if err := s.checkBudget(op, t, bu, files, len(old), len(data)); err != nil {
 			return err
 		}
 	}

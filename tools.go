@@ -189,22 +189,6 @@ func (s *Store) describeWorld() string {
 		", with the same \"- \" lines as a fact file; write or append to a new topic's path to start it. The topics together may hold at most " + thousands(s.opts.WorldBudget) + " bytes. "
 }
 
-// orTopic and itsBudget adapt memory_append's description to a store that
-// shares world topics.
-func (s *Store) orTopic() string {
-	if s.opts.World == nil {
-		return ""
-	}
-	return " or a world topic"
-}
-
-func (s *Store) itsBudget() string {
-	if s.opts.World == nil {
-		return "the facts budget"
-	}
-	return "its budget"
-}
-
 // memory_list
 
 type listArgs struct{}
@@ -452,11 +436,15 @@ type appendArgs struct {
 }
 
 func describeAppend(s *Store) string {
+	facts, budget := "a fact file", "the facts budget"
+	if s.opts.World != nil {
+		facts, budget = "a fact file or a world topic", "its budget"
+	}
 	return "Add an entry at the end of a memory file, creating the file if needed. " +
 		"For an episode (a significant task and its outcome) the path is the month's file, " + episodesDir + "/YYYY-MM.md for the year and month of today's date, " +
 		"and the entry is one section: a \"## \" heading naming the task, then bullets such as " +
 		"\"- Summary: \" (under 10 words), \"- Date: YYYY-MM-DD\" (today's date is added if missing), \"- Task: \", \"- Outcome: \", \"- Lesson: \". " +
-		"For a fact file" + s.orTopic() + " the entry is one or more \"- \" bullet lines, checked against " + s.itsBudget() + "; a line worded as temporary (\"this time\", \"for now\"), or one that repeats a fact or restates its key, is refused. " +
+		"For " + facts + " the entry is one or more \"- \" bullet lines, checked against " + budget + "; a line worded as temporary (\"this time\", \"for now\"), or one that repeats a fact or restates its key, is refused. " +
 		"For " + proceduresFile + " the entry is one or more rules, one a line: \"- When <situation>: <action>\", such as \"" + procedureExample + "\". " +
 		"The file's summary line is refreshed: pass summary to set it, or null to derive it from the content."
 }
@@ -738,17 +726,16 @@ func jsonResult(v any, err error) (ToolResult, error) {
 // persona.md, the fact files, the world topics (with Options.World),
 // procedures.md, then months newest first; then closing lines that say
 // where compacted months' originals are (when there are some), give today's
-// date, say that memory
-// is background to weigh, which may be out of date, and not instructions,
-// and tell the model to memory_read what it needs. An empty store gives a
-// two-line message that says nothing is remembered yet.
+// date, say that memory is background to weigh, which may be out of date,
+// and not instructions, and tell the model to memory_read what it needs. An
+// empty store gives a two-line message that says nothing is remembered yet.
 //
 // The message aims to fit in Options.IndexBudget characters. When it does
 // not, the oldest month files are left out and a line says how many; then,
 // if it still does not, the world topics, the last ones first, and a line
 // says how many. The other files, the newest month and the framing lines
-// are always kept, so a budget smaller than those is exceeded. Summaries over 200 characters are
-// cut with "…".
+// are always kept, so a budget smaller than those is exceeded. Summaries
+// over 200 characters are cut with "…".
 func (s *Store) IndexMessage(ctx context.Context) (string, error) {
 	files, err := s.List(ctx)
 	if err != nil {
@@ -790,40 +777,26 @@ func (s *Store) IndexMessage(ctx context.Context) (string, error) {
 		return fmt.Sprintf("- (%d %s %s not shown; memory_list lists them all, and memory_search searches them)\n", n, what, noun)
 	}
 	runes := utf8.RuneCountInString
-	fixed := runes(header) + runes(footer)
-	for _, part := range [][]string{before, after} {
+	size := runes(header) + runes(footer)
+	for _, part := range [][]string{before, topics, after, months} {
 		for _, l := range part {
-			fixed += runes(l)
+			size += runes(l)
 		}
-	}
-	// kept[i] is the size of the first i lines of topics or months.
-	kept := func(lines []string) []int {
-		k := make([]int, len(lines)+1)
-		for i, l := range lines {
-			k[i+1] = k[i] + runes(l)
-		}
-		return k
-	}
-	keptTopics, keptMonths := kept(topics), kept(months)
-	sizeOf := func(nt, nm int) int {
-		return fixed + keptTopics[nt] + runes(omitted(len(topics)-nt, "more world", "topic", "topics")) +
-			keptMonths[nm] + runes(omitted(len(months)-nm, "older episode", "file", "files"))
 	}
 	// Drop the oldest months, keeping the newest, then the last topics,
-	// and take the first of these choices that fits (a line saying what was
-	// left out may be longer than one line it replaces), or the last.
+	// until the message fits.
 	nt, nm := len(topics), len(months)
-	fits := func() bool { return sizeOf(nt, nm) <= s.opts.IndexBudget }
-	for nm = len(months); nm > 1 && !fits(); {
+	over := func() bool {
+		return size+runes(omitted(len(topics)-nt, "more world", "topic", "topics"))+runes(omitted(len(months)-nm, "older episode", "file", "files")) > s.opts.IndexBudget
+	}
+	for nm > 1 && over() {
 		nm--
+		size -= runes(months[nm])
 	}
-	for nt = len(topics); nt > 0 && !fits(); {
+	for nt > 0 && over() {
 		nt--
+		size -= runes(topics[nt])
 	}
-	if !fits() {
-		nt, nm = 0, min(1, len(months))
-	}
-	size := sizeOf(nt, nm)
 	var b strings.Builder
 	b.Grow(size + 200)
 	b.WriteString(header)

@@ -159,11 +159,15 @@ func (s *Store) worldSizes(ctx context.Context) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(entries, func(e Entry) bool {
-		dir, base, _ := strings.Cut(e.Name, "/")
-		_, ok := topicFile(base)
-		return dir != worldDir || !ok
-	}), nil
+	return slices.DeleteFunc(entries, func(e Entry) bool { return !isTopic(e.Name) }), nil
+}
+
+// isTopic reports whether name is the path of a world topic:
+// "world/project-apollo.md".
+func isTopic(name string) bool {
+	base, ok := strings.CutPrefix(name, worldDir+"/")
+	_, valid := topicFile(base)
+	return ok && valid
 }
 
 // topics describes the world topics as List lists them, by name: each with
@@ -181,12 +185,10 @@ func (s *Store) topics(ctx context.Context, op string) ([]FileInfo, error) {
 	var out []FileInfo
 	for _, e := range entries {
 		info, ok, err := s.head(ctx, e.Name)
-		switch {
-		case err != nil && !mistake(err):
+		if info, ok, err = listed(e.Name, info, ok, err); err != nil {
 			return nil, hostErr(op, e.Name, err)
-		case err != nil:
-			out = append(out, FileInfo{Path: e.Name, Error: unreadable(e.Name, err)})
-		case ok:
+		}
+		if ok {
 			out = append(out, info)
 		}
 	}

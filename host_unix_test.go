@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -67,6 +69,13 @@ func TestHandEditUnreadable(t *testing.T) {
 		cmd := startWorker(t, "list", dir, 0, 0)
 		cmd.Path, cmd.Args[0] = bin, bin
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		// Under make coverage the worker writes its coverage data to
+		// $GOCOVERDIR, which nobody may not enter: it writes it to a
+		// folder of its own instead, which the coverage report ignores.
+		cover := filepath.Join(base, "cover")
+		require.NoError(t, os.Mkdir(cover, 0o777))
+		require.NoError(t, os.Chmod(cover, 0o777))
+		cmd.Env = append(slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "GOCOVERDIR=") }), "GOCOVERDIR="+cover)
 		out, err := cmd.Output()
 		require.NoError(t, err)
 		require.NoError(t, json.Unmarshal(out, &got))

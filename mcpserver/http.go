@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,10 @@ const (
 
 	// maxBodyBytes bounds a request's body, as the SDK does.
 	maxBodyBytes = mcp.DefaultMaxRequestBodyBytes
+
+	// storeLinger is how long a user's store stays open once the user
+	// has no session and no request under way.
+	storeLinger = time.Minute
 
 	sessionIDHeader = "Mcp-Session-Id"
 )
@@ -138,6 +143,9 @@ type handler struct {
 	token          [sha256.Size]byte // Handler's token's digest
 	hasToken       bool
 	open           func(context.Context, string) (*memory.Store, func(), error)
+	bodyTimeout    time.Duration   // bodyTimeout, or a test's
+	sessionClosed  func(id string) // for tests: called when a session left the table
+	storeLinger    time.Duration   // storeLinger, or a test's
 
 	mu       sync.Mutex
 	tenants  map[string]*tenant  // the users with a store open or opening
@@ -153,7 +161,8 @@ type tenant struct {
 
 	mu    sync.Mutex // held while the store opens or closes
 	store *memory.Store
-	close func() // nil: the store is the host's, never released
+	close func()      // nil: the store is the host's, never released
+	timer *time.Timer // guarded by handler.mu: closes the store once idle
 	sdk   http.Handler
 }
 
@@ -172,6 +181,8 @@ func newHandler(opts *Options) *handler {
 		allowedOrigins: make(map[string]bool),
 		tenants:        make(map[string]*tenant),
 		sessions:       make(map[string]*session),
+		bodyTimeout:    bodyTimeout,
+		storeLinger:    storeLinger,
 	}
 	if opts != nil {
 		h.opts = *opts
@@ -211,7 +222,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Unauthorized: a bearer token is required (Authorization: Bearer TOKEN)", http.StatusUnauthorized)
 		return
 	}
-	if !readBody(w, r) {
+	body, ok := readBody(w, r, h.bodyTimeout)
+	if !ok {
 		return
 	}
 
@@ -257,13 +269,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.release(t)
-	if r.Method != http.MethodPost {
-		// Without a session id: the SDK answers it, and makes no session.
+	if r.Method != http.MethodPost || !isInitialize(body) {
+		// Without a session id, only an initialize makes a session that
+		// lasts: the SDK answers anything else in a session that ends
+		// with the request (a probe such as server/discover), or refuses
+		// it.
 		t.sdk.ServeHTTP(w, r)
 		return
 	}
-	// A POST without a session id makes a session (an initialize): it
-	// takes a place under MaxSessions before it is served.
+	// An initialize takes a place under MaxSessions before it is served.
 	if !h.reserve(user) {
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "Service Unavailable: too many sessions serving requests", http.StatusServiceUnavailable)
@@ -338,7 +352,10 @@ func (h *handler) acquire(ctx context.Context, user string) (*tenant, error) {
 		}
 		if err != nil {
 			t.mu.Unlock()
-			h.release(t)
+			h.mu.Lock()
+			t.refs--
+			h.mu.Unlock()
+			h.closeIfIdle(t)
 			return nil, err
 		}
 		t.store, t.close = store, close
@@ -355,21 +372,31 @@ func (h *handler) acquire(ctx context.Context, user string) (*tenant, error) {
 	return t, nil
 }
 
-// release drops a reference to t taken by acquire or a session, and
-// closes its store when it was the last.
+// release drops a reference to t taken by acquire or a session. When it
+// was the last, t's store closes after storeLinger without a new one (at
+// once when it did not open): a client's probe without a session, then
+// its initialize, use one store.
 func (h *handler) release(t *tenant) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	t.refs--
-	last := t.refs == 0
-	h.mu.Unlock()
-	if !last {
+	if t.refs > 0 {
 		return
 	}
+	if t.timer != nil {
+		t.timer.Reset(h.storeLinger)
+		return
+	}
+	t.timer = time.AfterFunc(h.storeLinger, func() { h.closeIfIdle(t) })
+}
+
+// closeIfIdle closes t's store, and forgets t, if it has no reference;
+// the host's store stays.
+func (h *handler) closeIfIdle(t *tenant) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h.mu.Lock()
 	if t.refs != 0 || (t.store != nil && t.close == nil) {
-		// Taken again meanwhile; or the host's store, kept.
 		h.mu.Unlock()
 		return
 	}
@@ -383,6 +410,9 @@ func (h *handler) release(t *tenant) {
 	h.mu.Lock()
 	if t.refs == 0 && h.tenants[t.name] == t {
 		delete(h.tenants, t.name)
+		if t.timer != nil {
+			t.timer.Stop()
+		}
 	}
 	h.mu.Unlock()
 }
@@ -416,6 +446,9 @@ func (h *handler) track(t *tenant) mcp.Middleware {
 				}
 				h.mu.Unlock()
 				h.release(t)
+				if h.sessionClosed != nil {
+					h.sessionClosed(s.id)
+				}
 			}()
 			return res, err
 		}
@@ -490,36 +523,46 @@ func (h *handler) originAllowed(r *http.Request) bool {
 	return strings.EqualFold(u.Host, r.Host)
 }
 
-// readBody reads r's body whole, within bodyTimeout and maxBodyBytes, and
-// puts it back in r. It answers the request itself and reports false when
-// the body could not be read.
-func readBody(w http.ResponseWriter, r *http.Request) bool {
+// readBody reads r's body whole, within timeout and maxBodyBytes, and
+// puts it back in r, and returns it. It answers the request itself and
+// reports false when the body could not be read.
+func readBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) ([]byte, bool) {
 	if r.Body == nil || r.Body == http.NoBody {
-		return true
+		return nil, true
 	}
 	rc := http.NewResponseController(w)
 	// A writer without deadlines (not a server's connection) reads as it
 	// can.
-	deadline := rc.SetReadDeadline(time.Now().Add(bodyTimeout)) == nil
+	deadline := rc.SetReadDeadline(time.Now().Add(timeout)) == nil
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	if deadline {
+	if deadline && err == nil {
 		// The connection stays open for the session's stream and the
-		// next requests.
+		// next requests. (After an error it stays past its deadline, and
+		// the server closes it.)
 		_ = rc.SetReadDeadline(time.Time{})
 	}
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
 		http.Error(w, fmt.Sprintf("request body exceeds %d bytes", tooLarge.Limit), http.StatusRequestEntityTooLarge)
-		return false
+		return nil, false
 	case err != nil:
 		w.Header().Set("Connection", "close")
 		http.Error(w, "the request body was not received in time", http.StatusRequestTimeout)
-		return false
+		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
-	return true
+	return body, true
+}
+
+// isInitialize says whether body is an initialize request. Anything else,
+// malformed JSON included, is the SDK's to answer.
+func isInitialize(body []byte) bool {
+	var msg struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(body, &msg) == nil && msg.Method == "initialize"
 }
 
 // hostname returns the host of "host:port", "[v6]:port", "host" or

@@ -44,3 +44,18 @@ func ReleaseIdle(h http.Handler) {
 		hh.closeIfIdle(t)
 	}
 }
+
+// CloseAll closes every live session of h, made by Handler or
+// UsersHandler, as a test's cleanup.
+func CloseAll(h http.Handler) {
+	hh := h.(*handler)
+	hh.mu.Lock()
+	var all []*session
+	for _, s := range hh.sessions {
+		all = append(all, s)
+	}
+	hh.mu.Unlock()
+	for _, s := range all {
+		s.ss.Close()
+	}
+}

@@ -360,6 +360,7 @@ func TestHTTPSessionsBounded(t *testing.T) {
 		}
 	})
 	srv := newHTTPServer(t, h)
+	t.Cleanup(func() { mcpserver.CloseAll(h) })
 	before := runtime.NumGoroutine()
 	for range made {
 		initialize(t, srv.URL, nil)

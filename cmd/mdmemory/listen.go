@@ -18,14 +18,17 @@ const tokenEnv = "MDMEMORY_TOKEN"
 // ("8080") or one without a host (":8080") is on 127.0.0.1, this machine
 // alone; any other address is as written. It reports whether the address
 // is a loopback one: "localhost" or a loopback IP address. A host name
-// other than localhost counts as reachable from elsewhere.
+// other than localhost counts as reachable from elsewhere; what is no
+// address at all counts as loopback, for net.Listen to refuse.
 func listenAddr(addr string) (string, bool) {
 	if _, err := strconv.ParseUint(addr, 10, 16); err == nil {
 		addr = ":" + addr
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return addr, false // net.Listen says what is wrong with it
+		// Not an address: net.Listen fails and says why, before any
+		// token is asked for.
+		return addr, true
 	}
 	if host == "" {
 		return net.JoinHostPort("127.0.0.1", port), true

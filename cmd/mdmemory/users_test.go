@@ -96,7 +96,8 @@ func TestListenAddr(t *testing.T) {
 		{"192.168.1.20:8080", "192.168.1.20:8080", false},
 		{"memory.lan:8080", "memory.lan:8080", false},
 		{"[::ffff:127.0.0.1]:8080", "[::ffff:127.0.0.1]:8080", true},
-		{"nonsense", "nonsense", false},
+		{"nonsense", "nonsense", true},
+		{"99999", "99999", true},
 	} {
 		got, loopback := listenAddr(c.in)
 		require.Equal(t, c.want, got, c.in)

@@ -1,5 +1,61 @@
 package mcpserver
 
+import (
+	"net/http"
+	"time"
+)
+
 // SetEnded makes the server built with o call f with a conversation's id
 // once the conversation ended with its MCP session.
 func SetEnded(o *Options, f func(id string)) { o.ended = f }
+
+// SetBodyTimeout sets the time h, made by Handler or UsersHandler, gives a
+// request to send its body; before it serves any request.
+func SetBodyTimeout(h http.Handler, d time.Duration) { h.(*handler).bodyTimeout = d }
+
+// SetSessionClosed makes h, made by Handler or UsersHandler, call f with a
+// session's id once the session has left its table of live sessions; set
+// before it serves any request.
+func SetSessionClosed(h http.Handler, f func(id string)) { h.(*handler).sessionClosed = f }
+
+// LiveSessions returns the number of live sessions of h, made by Handler
+// or UsersHandler.
+func LiveSessions(h http.Handler) int {
+	hh := h.(*handler)
+	hh.mu.Lock()
+	defer hh.mu.Unlock()
+	return len(hh.sessions)
+}
+
+// ReleaseIdle closes at once the stores of the users of h, made by
+// UsersHandler, that have no session and no request under way, as h does a
+// minute after.
+func ReleaseIdle(h http.Handler) {
+	hh := h.(*handler)
+	hh.mu.Lock()
+	var idle []*tenant
+	for _, t := range hh.tenants {
+		if t.refs == 0 {
+			idle = append(idle, t)
+		}
+	}
+	hh.mu.Unlock()
+	for _, t := range idle {
+		hh.closeIfIdle(t)
+	}
+}
+
+// CloseAll closes every live session of h, made by Handler or
+// UsersHandler, as a test's cleanup.
+func CloseAll(h http.Handler) {
+	hh := h.(*handler)
+	hh.mu.Lock()
+	var all []*session
+	for _, s := range hh.sessions {
+		all = append(all, s)
+	}
+	hh.mu.Unlock()
+	for _, s := range all {
+		s.ss.Close()
+	}
+}

@@ -16,7 +16,7 @@ import (
 // newHTTPServer serves h on a loopback httptest server, closed when the
 // test ends: its client connections first, so that a session a failed test
 // left open (its event stream) does not keep Close waiting.
-func newHTTPServer(t *testing.T, h http.Handler) *httptest.Server {
+func newHTTPServer(t testing.TB, h http.Handler) *httptest.Server {
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		srv.CloseClientConnections()

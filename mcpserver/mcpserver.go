@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"runtime/debug"
 	"strings"
@@ -62,12 +61,42 @@ type Options struct {
 	// no log.
 	Logger *slog.Logger
 
-	// SessionTimeout applies to [Handler] only: an HTTP session that sends
-	// no request for this long is closed, and its conversation ended; the
-	// client then starts a new session. 0 means sessions are closed only
-	// by the client (an HTTP DELETE), and otherwise kept, each with its
-	// conversation, until the store's bound on conversations forgets the
-	// conversation ([memory.Options.MaxSessions]).
+	// The fields below apply to [Handler] and [UsersHandler] only: the
+	// protections of a server on a network (see [Handler]).
+
+	// Token is the bearer token every HTTP request must carry
+	// ("Authorization: Bearer TOKEN"); a request without it gets 401 with
+	// a WWW-Authenticate: Bearer header. It is compared in constant time.
+	// "" means no token: whoever reaches the handler is served, which is
+	// safe only on a loopback address. [UsersHandler] ignores it.
+	Token string
+
+	// AllowedHosts are host names (or IP addresses), without a port, that
+	// a request's Host header may name besides those [Handler] always
+	// allows: a loopback name or address ("localhost", "127.0.0.1",
+	// "::1") on a connection to a loopback address, and the address the
+	// connection was made to. Add the name clients use when it is neither,
+	// such as the name of a reverse proxy in front of the server.
+	// Comparison ignores case.
+	AllowedHosts []string
+
+	// AllowedOrigins are browser origins ("https://app.example.com",
+	// scheme, host and port) whose requests are served besides those of
+	// the server's own origin. A request with any other Origin header
+	// gets 403. Comparison ignores case.
+	AllowedOrigins []string
+
+	// MaxSessions bounds the HTTP sessions open at once (all users of a
+	// [UsersHandler] together). A new session past it closes the session
+	// idle the longest (the requesting user's own when it has one; a
+	// session serving a request is never closed so), or, when every
+	// session is serving a request, is refused with 503. 0 means 1,000.
+	MaxSessions int
+
+	// SessionTimeout closes an HTTP session that sends no request for
+	// this long, and ends its conversation; the client then starts a new
+	// session. 0 means 30 minutes; a negative value means sessions are
+	// closed only by the client (an HTTP DELETE) or past MaxSessions.
 	SessionTimeout time.Duration
 
 	// ended, when set, is called with a conversation's id after the
@@ -166,32 +195,6 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 	}, c.indexPrompt)
 	s.AddReceivingMiddleware(c.listResources)
 	return s
-}
-
-// Handler returns an HTTP handler that serves a server made by [New] over
-// the MCP streamable HTTP transport, at whatever path it is mounted: one
-// conversation per MCP session (the Mcp-Session-Id header), ended when the
-// client deletes the session or, with Options.SessionTimeout, when it has
-// been idle that long. A nil opts gives the defaults; store must not be nil.
-//
-// The handler keeps the SDK's protection against DNS rebinding (a request
-// to a loopback address with another Host header is refused). For other
-// HTTP options, build the handler yourself:
-//
-//	mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, httpOpts)
-//
-// with srv := New(store, opts).
-func Handler(store *memory.Store, opts *Options) http.Handler {
-	s := New(store, opts)
-	var timeout time.Duration
-	var logger *slog.Logger
-	if opts != nil {
-		timeout, logger = opts.SessionTimeout, opts.Logger
-	}
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
-		SessionTimeout: timeout,
-		Logger:         logger,
-	})
 }
 
 // conversations maps the MCP sessions of one server to the store's

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,58 +28,191 @@ Without --http, it speaks MCP on standard input and output, one conversation
 for the process, until standard input closes: the form a client's
 configuration starts it in, such as
   {"command": "mdmemory", "args": ["mcp", "--dir", "/home/me/memory"]}.
-With --http ADDR (127.0.0.1:8080, :8080), it serves the streamable HTTP
-transport at http://ADDR/, one conversation per MCP session, until it is
-interrupted; it says where it listens on standard error.
+
+With --http ADDR, it serves the streamable HTTP transport at http://ADDR/,
+one conversation per MCP session, until it is interrupted; it says where it
+listens on standard error. A port alone (8080) or :8080 listens on
+127.0.0.1, this machine only. To listen on every interface, write
+0.0.0.0:8080 or [::]:8080 (or a LAN address); such an address needs a
+bearer token, from --token-file FILE or $MDMEMORY_TOKEN (at least 16
+characters: openssl rand -hex 32), which every request must carry as
+"Authorization: Bearer TOKEN", or the users of --users. A token given on a
+loopback address is required there too. Serve it behind a proxy with TLS
+when it is reached over a network: the token travels in clear otherwise.
+
+Every request's Host header must name the server (a loopback name on a
+loopback address, else the address it listens on, or an --allow-host), and
+a browser's request must come from the server's own origin or an
+--allow-origin: anything else gets 403, so that no web page reaches the
+memory. Sessions are bounded (--max-sessions: past them a new session
+closes the one idle the longest; --session-timeout), and so are
+connections (--max-conns) and the time a request's body may take (30s).
+
+--users FILE serves many users from one process, each its own memory: one
+line per user, fields separated by spaces,
+  # TOKEN           MEMORY             [WORLD]
+  sha256:9f86d08...  /srv/memory/alice  /srv/world
+  3f5c0e1a77d2...   s3://bucket/bob
+where TOKEN is the user's bearer token, or sha256: and the SHA-256 of it
+in hex (printf %s TOKEN | sha256sum), so that the file need not hold it;
+MEMORY is a directory (created on first use) or s3://BUCKET/PREFIX; and
+WORLD, the user's shared world, defaults to --world. Relative directories
+are taken from the file's folder. A request sees its token's memory alone;
+a user's store opens on first use, and closes a minute after its last
+session ends.
 
 Unlike the other commands, mcp writes: the agent records memory through it.
 It creates the directory when it does not exist.`,
 		minArgs: 0, maxArgs: 0,
 		setup: func(fs *flag.FlagSet) func(context.Context, *env) error {
-			addr := fs.String("http", "", "serve streamable HTTP on this address (host:port) instead of standard input and output")
-			timeout := fs.Duration("session-timeout", 30*time.Minute, "with --http, close a session idle this long, and end its conversation (0: never)")
+			var f httpFlags
+			fs.StringVar(&f.addr, "http", "", "serve streamable HTTP on ADDR instead of standard input and output: PORT or :PORT listens on 127.0.0.1 alone, 0.0.0.0:PORT on every interface (with a token)")
+			fs.StringVar(&f.tokenFile, "token-file", "", "with --http, the bearer token every request must carry, read from FILE (default $"+tokenEnv+"); needed unless ADDR is a loopback address")
+			fs.StringVar(&f.users, "users", "", "with --http, serve many users: FILE has a line TOKEN MEMORY [WORLD] per user, and replaces --dir and the token")
+			fs.Var(&f.allowHosts, "allow-host", "with --http, a host name clients reach the server by besides its address, such as a proxy's (repeat, or separate with commas)")
+			fs.Var(&f.allowOrigins, "allow-origin", "with --http, a browser origin (https://app.example.com) whose pages may call the server (repeat, or separate with commas)")
+			fs.IntVar(&f.maxSessions, "max-sessions", 1000, "with --http, the sessions open at once; past them a new session closes the one idle the longest")
+			fs.DurationVar(&f.timeout, "session-timeout", 30*time.Minute, "with --http, close a session idle this long, and end its conversation (0: never)")
+			fs.IntVar(&f.maxConns, "max-conns", 1024, "with --http, the connections open at once; past them new ones wait")
 			return func(ctx context.Context, e *env) error {
+				if f.addr != "" {
+					return serveHTTP(ctx, e, f)
+				}
+				if f.users != "" || f.tokenFile != "" {
+					return usageErr{"--users and --token-file go with --http"}
+				}
 				s, close, err := e.open(ctx, true)
 				if err != nil {
 					return err
 				}
 				defer close()
-				if *addr == "" {
-					t := &mcp.IOTransport{Reader: io.NopCloser(os.Stdin), Writer: nopWriteCloser{e.stdout}}
-					err := mcpserver.New(s, nil).Run(ctx, t)
-					if errors.Is(err, io.EOF) || ctx.Err() != nil {
-						return nil // the client closed standard input, or we were interrupted
-					}
-					return err
+				t := &mcp.IOTransport{Reader: io.NopCloser(os.Stdin), Writer: nopWriteCloser{e.stdout}}
+				err = mcpserver.New(s, nil).Run(ctx, t)
+				if errors.Is(err, io.EOF) || ctx.Err() != nil {
+					return nil // the client closed standard input, or we were interrupted
 				}
-				l, err := net.Listen("tcp", *addr)
-				if err != nil {
-					return err
-				}
-				srv := &http.Server{
-					Handler:           mcpserver.Handler(s, &mcpserver.Options{SessionTimeout: *timeout}),
-					ReadHeaderTimeout: 10 * time.Second,
-				}
-				fmt.Fprintf(e.stderr, "mdmemory: serving MCP (streamable HTTP) at http://%s/ for %s\n", l.Addr(), e.store.where(e.getenv))
-				done := make(chan error, 1)
-				go func() { done <- srv.Serve(l) }()
-				select {
-				case err := <-done:
-					return err
-				case <-ctx.Done():
-				}
-				// Requests under way get a moment to finish; the event streams
-				// that clients hold open are then cut.
-				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				if err := srv.Shutdown(sctx); err != nil {
-					srv.Close()
-				}
-				<-done
-				return nil
+				return err
 			}
 		},
 	}
+}
+
+// httpFlags are the flags of mcp --http.
+type httpFlags struct {
+	addr         string
+	tokenFile    string
+	users        string
+	allowHosts   listFlag
+	allowOrigins listFlag
+	maxSessions  int
+	timeout      time.Duration
+	maxConns     int
+}
+
+// serveHTTP serves MCP over streamable HTTP as f says, until ctx is done.
+func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
+	switch {
+	case f.maxSessions < 1:
+		return usageErr{"--max-sessions must be at least 1"}
+	case f.maxConns < 1:
+		return usageErr{"--max-conns must be at least 1"}
+	case f.timeout < 0:
+		return usageErr{"--session-timeout may not be negative"}
+	case f.users != "" && f.tokenFile != "":
+		return usageErr{"--users gives each user's token: drop --token-file"}
+	case f.users != "" && e.store.dir != "":
+		return usageErr{"--users names each user's memory: drop --dir"}
+	}
+	addr, loopback := listenAddr(f.addr)
+	opts := &mcpserver.Options{
+		AllowedHosts:   f.allowHosts,
+		AllowedOrigins: f.allowOrigins,
+		MaxSessions:    f.maxSessions,
+		SessionTimeout: f.timeout,
+	}
+	if f.timeout == 0 {
+		opts.SessionTimeout = -1 // never
+	}
+	var (
+		handler http.Handler
+		serves  string
+	)
+	if f.users != "" {
+		sopts, err := e.store.options()
+		if err != nil {
+			return err
+		}
+		u, err := readUsers(f.users, e.store.worldWhere(e.getenv), sopts, e.getenv)
+		if err != nil {
+			return fmt.Errorf("--users %w", err)
+		}
+		handler = mcpserver.UsersHandler(u, opts)
+		serves = fmt.Sprintf("%d users of %s, each with its token", u.count(), f.users)
+	} else {
+		token, err := readToken(f.tokenFile, e.getenv)
+		if err != nil {
+			return err
+		}
+		if token == "" && !loopback {
+			return fmt.Errorf("--http %s listens beyond this machine: give a bearer token with --token-file FILE or $%s, or listen on 127.0.0.1", f.addr, tokenEnv)
+		}
+		s, close, err := e.open(ctx, true)
+		if err != nil {
+			return err
+		}
+		defer close()
+		opts.Token = token
+		handler = mcpserver.Handler(s, opts)
+		serves = e.store.where(e.getenv)
+		if token != "" {
+			serves += ", with a bearer token"
+		}
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		// No ReadTimeout or WriteTimeout: they would cut the event streams
+		// that sessions hold open. The handler reads each body within its
+		// own deadline.
+	}
+	fmt.Fprintf(e.stderr, "mdmemory: serving MCP (streamable HTTP) at http://%s/ for %s\n", l.Addr(), serves)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(newLimitListener(l, f.maxConns)) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	// Requests under way get a moment to finish; the event streams that
+	// clients hold open are then cut.
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	<-done
+	return nil
+}
+
+// listFlag is a flag that may be repeated, each value a comma-separated
+// list.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	for item := range strings.SplitSeq(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			*l = append(*l, item)
+		}
+	}
+	return nil
 }
 
 // nopWriteCloser is a Writer with a Close that does nothing: the MCP

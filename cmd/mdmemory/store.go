@@ -77,11 +77,16 @@ func (f storeFlags) budget() int { return cmp.Or(f.factsBudget, memory.DefaultFa
 // command that writes creates them, as memory.Open does. close releases
 // what open opened.
 func (e *env) open(ctx context.Context, write bool) (s *memory.Store, close func(), err error) {
-	where := e.store.where(e.getenv)
 	opts, err := e.store.options()
 	if err != nil {
 		return nil, nil, err
 	}
+	return openStore(ctx, e.store.where(e.getenv), e.store.worldWhere(e.getenv), opts, write, e.getenv)
+}
+
+// openStore opens the store at where with opts, and the shared world at
+// world unless it is "", as env.open says.
+func openStore(ctx context.Context, where, world string, opts memory.Options, write bool, getenv func(string) string) (s *memory.Store, close func(), err error) {
 	var closers []func()
 	closeAll := func() {
 		for _, c := range slices.Backward(closers) {
@@ -93,8 +98,8 @@ func (e *env) open(ctx context.Context, write bool) (s *memory.Store, close func
 			closeAll()
 		}
 	}()
-	if w := e.store.worldWhere(e.getenv); w != "" {
-		b, closeWorld, err := openBackend(ctx, w, write, e.getenv, "give the shared world's directory with --world or $"+worldEnv)
+	if world != "" {
+		b, closeWorld, err := openBackend(ctx, world, write, getenv, "give the shared world's directory with --world or $"+worldEnv)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--world: %w", err)
 		}
@@ -106,7 +111,7 @@ func (e *env) open(ctx context.Context, write bool) (s *memory.Store, close func
 			return nil, nil, err
 		}
 	} else {
-		b, closeOwn, err := openBackend(ctx, where, write, e.getenv, "give the memory directory with --dir or $"+dirEnv)
+		b, closeOwn, err := openBackend(ctx, where, write, getenv, "give the memory directory with --dir or $"+dirEnv)
 		if err != nil {
 			return nil, nil, err
 		}

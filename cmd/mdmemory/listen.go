@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// tokenEnv names the environment variable that gives mcp --http its bearer
+// token.
+const tokenEnv = "MDMEMORY_TOKEN"
+
+// listenAddr is the address mcp --http listens on for addr: a bare port
+// ("8080") or one without a host (":8080") is on 127.0.0.1, this machine
+// alone; any other address is as written. It reports whether the address
+// is a loopback one: "localhost" or a loopback IP address. A host name
+// other than localhost counts as reachable from elsewhere; what is no
+// address at all counts as loopback, for net.Listen to refuse.
+func listenAddr(addr string) (string, bool) {
+	if _, err := strconv.ParseUint(addr, 10, 16); err == nil {
+		addr = ":" + addr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		// Not an address: net.Listen fails and says why, before any
+		// token is asked for.
+		return addr, true
+	}
+	if host == "" {
+		return net.JoinHostPort("127.0.0.1", port), true
+	}
+	if strings.EqualFold(host, "localhost") {
+		return addr, true
+	}
+	a, err := netip.ParseAddr(host)
+	return addr, err == nil && a.Unmap().IsLoopback()
+}
+
+// readToken returns the bearer token of mcp --http: the content of file
+// (its surrounding white space trimmed) when file is not "", else
+// $MDMEMORY_TOKEN; "" for none.
+func readToken(file string, getenv func(string) string) (string, error) {
+	token := getenv(tokenEnv)
+	from := "$" + tokenEnv
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %w", err)
+		}
+		token, from = string(b), file
+	}
+	token = strings.TrimSpace(token)
+	if token == "" && file != "" {
+		return "", fmt.Errorf("--token-file: %s is empty (%s)", file, tokenHint)
+	}
+	if token != "" && (len(token) < minTokenLen || strings.ContainsAny(token, " \t\r\n")) {
+		return "", fmt.Errorf("the token in %s has %d characters: a token has at least %d, without spaces (%s)", from, len(token), minTokenLen, tokenHint)
+	}
+	return token, nil
+}
+
+// limitListener accepts at most max connections at once: past them,
+// Accept waits for one to close, and the new ones wait in the system's
+// queue.
+type limitListener struct {
+	net.Listener
+	sem       chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+func newLimitListener(l net.Listener, max int) *limitListener {
+	return &limitListener{Listener: l, sem: make(chan struct{}, max), done: make(chan struct{})}
+}
+
+// Accept waits for a free place, then for a connection.
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.sem
+		return nil, err
+	}
+	return &limitConn{Conn: c, release: sync.OnceFunc(func() { <-l.sem })}, nil
+}
+
+// Close closes the listener, and ends an Accept waiting for a place.
+func (l *limitListener) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+// limitConn frees its place in a limitListener when it closes.
+type limitConn struct {
+	net.Conn
+	release func()
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.release()
+	return err
+}

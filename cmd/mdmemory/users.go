@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mdmemory/memory"
+)
+
+// minTokenLen is the shortest bearer token mdmemory takes: a token a
+// person could guess protects nothing.
+const minTokenLen = 16
+
+// tokenHint says how to make a token.
+const tokenHint = "make one with: openssl rand -hex 32"
+
+// users are the users of "mdmemory mcp --users FILE": each token's
+// memory. Tokens are kept as their SHA-256 digests, and a request's token
+// is looked up by its digest, so the lookup's time says nothing about the
+// token. users is safe for concurrent use: it does not change once read.
+type users struct {
+	byDigest map[[sha256.Size]byte]string // a token's digest: its user's memory
+	worlds   map[string]string            // a user's memory: its shared world, or ""
+	opts     memory.Options
+	getenv   func(string) string
+}
+
+// readUsers reads the users file at path:
+//
+//	# comments and blank lines are ignored
+//	TOKEN          MEMORY [WORLD]
+//	sha256:HEX     MEMORY [WORLD]
+//
+// one line per token, its fields separated by spaces or tabs. TOKEN is the
+// bearer token itself (at least 16 characters), or "sha256:" and the
+// SHA-256 of the token in hex, so that the file need not hold the token.
+// MEMORY is the user's memory, a directory (created on first use) or
+// s3://BUCKET/PREFIX; WORLD is the shared world of its topics, a directory
+// or s3://BUCKET/PREFIX, and defaultWorld when the line has none. A
+// relative directory is taken from the users file's folder. A user is its
+// memory: two tokens for one memory are one user, with one world.
+func readUsers(path, defaultWorld string, opts memory.Options, getenv func(string) string) (*users, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	u, err := parseUsers(bytes.NewReader(b), filepath.Dir(path), defaultWorld)
+	if err != nil {
+		return nil, fmt.Errorf("%s:%w", path, err)
+	}
+	u.opts, u.getenv = opts, getenv
+	return u, nil
+}
+
+// parseUsers parses a users file whose relative directories are in base.
+// Its errors start with the line number and ": ".
+func parseUsers(r io.Reader, base, defaultWorld string) (*users, error) {
+	u := &users{byDigest: make(map[[sha256.Size]byte]string), worlds: make(map[string]string)}
+	worldLine := make(map[string]int)
+	sc := bufio.NewScanner(r)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 || len(f) > 3 {
+			return nil, fmt.Errorf("%d: want TOKEN MEMORY [WORLD], found %d fields", n, len(f))
+		}
+		digest, err := tokenDigest(f[0])
+		if err != nil {
+			return nil, fmt.Errorf("%d: %w", n, err)
+		}
+		if _, dup := u.byDigest[digest]; dup {
+			return nil, fmt.Errorf("%d: a token given twice", n)
+		}
+		mem := location(base, f[1])
+		world := defaultWorld
+		if len(f) == 3 {
+			world = location(base, f[2])
+		}
+		if prev, ok := u.worlds[mem]; ok && prev != world {
+			return nil, fmt.Errorf("%d: %s has another world on line %d", n, f[1], worldLine[mem])
+		}
+		u.byDigest[digest] = mem
+		u.worlds[mem] = world
+		worldLine[mem] = n
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(u.byDigest) == 0 {
+		return nil, fmt.Errorf("%d: no user: write one line per user, TOKEN MEMORY [WORLD]", n)
+	}
+	return u, nil
+}
+
+// tokenDigest returns the SHA-256 of the token a users file's first field
+// gives: the token, or "sha256:" and its digest in hex.
+func tokenDigest(field string) ([sha256.Size]byte, error) {
+	var d [sha256.Size]byte
+	if h, ok := strings.CutPrefix(field, "sha256:"); ok {
+		b, err := hex.DecodeString(h)
+		if err != nil || len(b) != sha256.Size {
+			return d, errors.New("sha256: takes the 64 hex digits of a token's SHA-256 (printf %s TOKEN | sha256sum)")
+		}
+		copy(d[:], b)
+		return d, nil
+	}
+	if len(field) < minTokenLen {
+		return d, fmt.Errorf("a token of %d characters: a token has at least %d (%s)", len(field), minTokenLen, tokenHint)
+	}
+	return sha256.Sum256([]byte(field)), nil
+}
+
+// location is where, a memory or a world of a users file: s3://... as it
+// is, a relative directory taken from base.
+func location(base, where string) string {
+	if strings.HasPrefix(where, "s3://") || filepath.IsAbs(where) {
+		return where
+	}
+	return filepath.Join(base, where)
+}
+
+// User returns the memory of the user whose token is token.
+func (u *users) User(token string) (string, bool) {
+	name, ok := u.byDigest[sha256.Sum256([]byte(token))]
+	return name, ok
+}
+
+// Open opens the memory of the user name, creating its directory when it
+// has none, as mcp does.
+func (u *users) Open(ctx context.Context, name string) (*memory.Store, func(), error) {
+	return openStore(ctx, name, u.worlds[name], u.opts, true, u.getenv)
+}
+
+// count is the number of users.
+func (u *users) count() int { return len(u.worlds) }

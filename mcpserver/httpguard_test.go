@@ -323,13 +323,16 @@ func TestHTTPMaxSessionsClosesLongestIdle(t *testing.T) {
 // A session idle for SessionTimeout is closed and leaves the table.
 func TestHTTPSessionTimeout(t *testing.T) {
 	store, _ := openStore(t)
-	h := mcpserver.Handler(store, &mcpserver.Options{SessionTimeout: 20 * time.Millisecond})
+	// Long enough that an initialize is answered before the timer on any
+	// machine, short enough to wait for.
+	h := mcpserver.Handler(store, &mcpserver.Options{SessionTimeout: 500 * time.Millisecond})
 	closed := make(chan string, 100)
 	mcpserver.SetSessionClosed(h, func(id string) { closed <- id })
 	srv := newHTTPServer(t, h)
-	// The SDK starts a session's timer before it serves the initialize:
-	// on a loaded machine the timer may close the session first, and the
-	// answer is empty. Such a session is closed too; try again.
+	// The SDK starts a session's timer before it serves the initialize: on
+	// a machine loaded past half a second per request the timer may close
+	// the session first, and the answer is empty. Such a session is closed
+	// too; try again.
 	var id string
 	for range 50 {
 		resp, body := do(t, rawRequest(t, http.MethodPost, srv.URL, nil, initBody))

@@ -67,6 +67,13 @@ type Options struct {
 	// 0 means DefaultIndexBudget (2000).
 	IndexBudget int
 
+	// FileMode is the mode of the files Open's directory creates, as
+	// [OpenDirMode] takes it: 0 means DefaultFileMode, 0600 (folders
+	// 0700), the owner's alone; 0660 (folders 0770) lets a group share
+	// the memory. Files and folders that exist keep their mode. It has no
+	// effect on a store opened with OpenBackend.
+	FileMode fs.FileMode
+
 	// LockTimeout bounds how long a change waits for another process that
 	// holds the lock it needs (the directory's, or on S3 the facts' lease).
 	// 0 means DefaultLockTimeout (10s).
@@ -187,12 +194,12 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := openDir(dir, o.LockTimeout)
+	d, err := openDir(dir, o.LockTimeout, o.FileMode)
 	if err != nil {
 		return nil, hostErr("open", "", err)
 	}
 	for _, sub := range []string{factsDir, episodesDir} {
-		if err := d.root.Mkdir(sub, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := d.mkdirs(sub); err != nil {
 			d.Close()
 			return nil, hostErr("open", sub, err)
 		}
@@ -253,6 +260,9 @@ func (o *Options) fill() error {
 	}
 	if o.FactsBudget < 0 || o.ProceduresBudget < 0 || o.WorldBudget < 0 || o.IndexBudget < 0 || o.LockTimeout < 0 || o.MaxSessions < 0 || o.IndexIdle < 0 {
 		return errors.New("memory: open: FactsBudget, ProceduresBudget, WorldBudget, IndexBudget, LockTimeout, MaxSessions and IndexIdle may not be negative")
+	}
+	if _, err := checkMode(o.FileMode); err != nil {
+		return fmt.Errorf("memory: open: Options.FileMode: %w", err)
 	}
 	if o.WorldBudget == 0 {
 		o.WorldBudget = DefaultWorldBudget
@@ -648,8 +658,11 @@ func (s *Store) Write(ctx context.Context, path, content string) error {
 // as its version.
 func Version(content string) string {
 	sum := sha256.Sum256([]byte(content))
-	return hex.EncodeToString(sum[:12])
+	return hex.EncodeToString(sum[:versionLen])
 }
+
+// versionLen is how many bytes of a content's SHA-256 its version keeps.
+const versionLen = 12
 
 func version(b []byte) string {
 	if b == nil {

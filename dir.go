@@ -507,9 +507,14 @@ func (d *Dir) open(name string) (*os.File, fs.FileInfo, error) {
 }
 
 // errOutside marks a name whose folder or file is a symbolic link that
-// Dir does not follow: one that leads out of the folder it stands in (out
-// of the memory directory among others), or into another memory directory.
-var errOutside = fmt.Errorf("a symbolic link that leads outside its folder: %w", ErrInvalidPath)
+// Dir does not follow: one that leads outside the memory directory, or
+// (errLeaves) one that stays inside it but leads out of its folder or
+// into another memory directory.
+var errOutside = fmt.Errorf("a symbolic link that leads outside the memory directory: %w", ErrInvalidPath)
+
+// errLeaves marks a link inside the directory that Dir does not follow:
+// see resolve.
+var errLeaves = fmt.Errorf("%w (or out of its folder, or into another memory directory)", errOutside)
 
 // errLinkedFolder marks a folder to list that is a symbolic link: Dir lists
 // no files through one.
@@ -545,7 +550,7 @@ func (d *Dir) resolve(name string) (string, error) {
 			done = next
 			if links > 0 && fi.IsDir() {
 				if _, err := d.root.Lstat(path.Join(done, lockName)); err == nil {
-					return "", &fs.PathError{Op: "open", Path: name, Err: errOutside}
+					return "", &fs.PathError{Op: "open", Path: name, Err: errLeaves}
 				}
 			}
 			continue
@@ -555,7 +560,11 @@ func (d *Dir) resolve(name string) (string, error) {
 			return "", d.pathErr(name, err)
 		}
 		if links++; links > maxLinks || !downward(target) {
-			return "", &fs.PathError{Op: "open", Path: name, Err: errOutside}
+			err := errLeaves
+			if t := filepath.ToSlash(target); path.IsAbs(t) || filepath.IsAbs(target) || filepath.VolumeName(target) != "" || strings.HasPrefix(path.Join(done, t), "..") {
+				err = errOutside
+			}
+			return "", &fs.PathError{Op: "open", Path: name, Err: err}
 		}
 		rest = append(strings.Split(filepath.ToSlash(target), "/"), rest...)
 	}

@@ -104,7 +104,7 @@ func TestSymlinkOutOfRoot(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, files, 2, "links out of the root are listed with the reason they cannot be read")
 	for _, f := range files {
-		require.Contains(t, f.Error, "symbolic link that leads outside its folder")
+		require.Contains(t, f.Error, "symbolic link that leads outside the memory directory")
 		require.Zero(t, f.Size)
 		require.Empty(t, f.Summary)
 	}

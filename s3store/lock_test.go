@@ -227,7 +227,7 @@ func TestLeaseDecisions(t *testing.T) {
 		{"holder: x\nttl: 30s\n", 31 * time.Second, 30 * time.Second, false}, // within the second of slack
 		{"holder: x\nttl: 30s\n", 32 * time.Second, 30 * time.Second, true},
 		{"holder: x\nttl: 10s\n", 5 * time.Second, 10 * time.Second, false},
-		{"holder: x\nttl: 2h0m0s\n", time.Hour, s3store.LeaseTTL, true},      // clamped to LeaseTTL
+		{"holder: x\nttl: 2h0m0s\n", time.Hour, s3store.LeaseTTL, true},     // clamped to LeaseTTL
 		{"holder: x\nttl: 2562047h\n", time.Minute, s3store.LeaseTTL, true}, // a lease put by hand
 		{"holder: x\nttl: 2562047h\n", 10 * time.Second, s3store.LeaseTTL, false},
 		{"holder: x\nttl: 1ms\n", 2 * time.Second, time.Millisecond, true},

@@ -267,18 +267,18 @@ func (c *checker) unreadable(p string, err error) {
 
 // readable reads the file at p for Check. ok is false when it is gone or
 // cannot be read by a person's mistake (reported); err is a host failure.
-func (c *checker) readable(ctx context.Context, p string, limit int64) (data []byte, ok bool, err error) {
-	got, err := c.s.b.Read(ctx, p, limit)
+func (c *checker) readable(ctx context.Context, p string, limit int64) (got Content, ok bool, err error) {
+	got, err = c.s.b.Read(ctx, p, limit)
 	switch {
 	case err == nil:
-		return got.Data, true, nil
+		return got, true, nil
 	case errors.Is(err, fs.ErrNotExist) && !stops(err):
-		return nil, false, nil
+		return Content{}, false, nil
 	case mistake(err):
 		c.unreadable(p, err)
-		return nil, false, nil
+		return Content{}, false, nil
 	}
-	return nil, false, err
+	return Content{}, false, err
 }
 
 // factFiles reports the configured fact files that are not listed but are
@@ -336,14 +336,22 @@ func (c *checker) worldBudget(entries []Entry) {
 
 // file checks one memory file.
 func (c *checker) file(ctx context.Context, t target) error {
-	src, ok, err := c.readable(ctx, t.path, -1)
+	got, ok, err := c.readable(ctx, t.path, readLimit)
 	if !ok {
 		return err
 	}
+	p := t.path
+	if cutShort(got) {
+		// Only its start is read, by Check as by the agents: what a check
+		// of it would find at the cut is no finding.
+		c.add(p, 0, fmt.Sprintf("%s bytes, over the %s-byte limit for one memory file and more than the library reads of one (%s bytes): agents see only its start, and no tool can change it", thousands64(got.Size), thousands(maxFileSize), thousands(readLimit)),
+			"Condense it, or split it: move old entries to other files.")
+		return nil
+	}
+	src := got.Data
 	if t.isEpisode() && !t.archived {
 		c.months[t.path] = src
 	}
-	p := t.path
 	if len(src) > maxFileSize {
 		c.add(p, 0, fmt.Sprintf("%s bytes, over the %s-byte limit for one memory file: an agent can only shorten it, not write it whole or add to it", thousands(len(src)), thousands(maxFileSize)),
 			"Condense it, or move old entries to other files.")

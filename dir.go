@@ -3,6 +3,8 @@ package memory
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -34,9 +37,20 @@ import (
 //     OpenDir removes temporary files a crash left. A folder fsync that
 //     fails after the rename is reported as such: the change is in place,
 //     but may not survive a crash.
-//   - A new file is created as os.WriteFile(name, data, 0o644) would
-//     create it, 0644 less the process's umask; a file replaced keeps its
-//     mode. Folders are created as needed with 0755 less the umask.
+//   - Files and folders are private by default: a new file, ".lock"
+//     included, has mode 0600 and a new folder 0700, so that another local
+//     user can neither read the memory nor hold its lock. [OpenDirMode]
+//     widens them (0660 and 0770 for a group that shares the memory). The
+//     mode is set as given, whatever the process's umask. A file replaced
+//     keeps its mode, and an existing folder or file is never chmod'ed: a
+//     mode a person set is kept.
+//   - Every symbolic link is checked before it is followed: a link leads
+//     only down from the folder it stands in (a relative target without
+//     "..", not the folder itself), and never into another memory directory
+//     (a folder with a ".lock") nested in this one. A link that breaks this
+//     is an error wrapping [ErrInvalidPath]; List lists it, for the Store
+//     to report. So when agents' directories sit inside a shared world's,
+//     a link in world/ cannot reach an agent's facts.
 //   - A version is [Version] of the file's content, so that it is the same
 //     token the tools give the model. Write and Remove read the file and
 //     compare its version under the lock.
@@ -70,6 +84,7 @@ type Dir struct {
 	turn     chan struct{}            // this process's queue for the lock, first come first served
 	holder   atomic.Pointer[lockHold] // the hold of the Lock held in this process, if its caller gave one
 	unlocked bool                     // benchmarks only: skip the file locks
+	mode     fs.FileMode              // of new files; folders get folderMode(mode)
 
 	closed     atomic.Bool
 	waiting    int  // guarded by mu: Lock's goroutines waiting in the system's queue, which use the files
@@ -102,8 +117,10 @@ const lockName = ".lock"
 // a temporary file: ".user.md.tmp-1x2y3z".
 const tempMark = ".tmp-"
 
-// newFileMode is the mode a new file is created with, before the umask.
-const newFileMode = 0o644
+// DefaultFileMode is the mode of the files a [Dir] creates unless
+// [OpenDirMode] or Options.FileMode says otherwise: the owner's alone.
+// Folders get the same with search access, 0700.
+const DefaultFileMode fs.FileMode = 0o600
 
 // racyWindow is how long after a file's modification time its size and
 // time stop being trusted as a sign that it did not change: an edit within
@@ -115,19 +132,56 @@ const racyWindow = 2 * time.Second
 // for the lock up to DefaultLockTimeout, and returns an error wrapping
 // [ErrLocked] when another process held it all that time. Close releases
 // the directory.
+// New files get [DefaultFileMode], 0600, and new folders 0700.
 func OpenDir(dir string) (*Dir, error) {
-	return openDir(dir, DefaultLockTimeout)
+	return openDir(dir, DefaultLockTimeout, 0)
 }
 
-func openDir(dir string, timeout time.Duration) (*Dir, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// OpenDirMode is [OpenDir] with the mode of the files the Dir creates, its
+// lock file included: 0660, say, for a group of users (or of agents running
+// as different users) that share the memory, such as a shared world. New
+// folders get the same mode with search access wherever it gives read
+// access (0660 gives 0770, 0640 gives 0750). The mode is set as given,
+// whatever the process's umask; files and folders that exist keep theirs.
+// mode 0 means DefaultFileMode. A mode with other bits than read and write
+// permissions, or without the owner's read and write, is an error.
+func OpenDirMode(dir string, mode fs.FileMode) (*Dir, error) {
+	return openDir(dir, DefaultLockTimeout, mode)
+}
+
+// checkMode checks a file mode given for a Dir and applies the default.
+func checkMode(mode fs.FileMode) (fs.FileMode, error) {
+	if mode == 0 {
+		return DefaultFileMode, nil
+	}
+	if mode&^0o666 != 0 || mode&0o600 != 0o600 {
+		return 0, fmt.Errorf("file mode %#o: give read and write permissions only (such as 0600, 0640 or 0660), the owner's included", uint32(mode))
+	}
+	return mode, nil
+}
+
+// folderMode is the mode of a new folder for files of mode m: m with search
+// access wherever m gives read access.
+func folderMode(m fs.FileMode) fs.FileMode { return m | m&0o444>>2 }
+
+func openDir(dir string, timeout time.Duration, mode fs.FileMode) (*Dir, error) {
+	mode, err := checkMode(mode)
+	if err != nil {
 		return nil, err
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, folderMode(mode)); err != nil {
+			return nil, err
+		}
+		if err := os.Chmod(dir, folderMode(mode)); err != nil && runtime.GOOS != "windows" {
+			return nil, err
+		}
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
-	d := &Dir{root: root, turn: make(chan struct{}, 1)}
+	d := &Dir{root: root, turn: make(chan struct{}, 1), mode: mode}
 	if err := d.init(timeout); err != nil {
 		d.Close()
 		return nil, err
@@ -136,7 +190,7 @@ func openDir(dir string, timeout time.Duration) (*Dir, error) {
 }
 
 func (d *Dir) init(timeout time.Duration) (err error) {
-	if d.lock, err = d.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE, newFileMode); err != nil {
+	if d.lock, err = d.openLock(); err != nil {
 		return err
 	}
 	if flock.Folders {
@@ -154,7 +208,7 @@ func (d *Dir) init(timeout time.Duration) (err error) {
 		return err
 	}
 	defer unlock()
-	return d.removeTemps(".")
+	return d.removeTemps()
 }
 
 // Close releases the directory and its lock file. It waits for no Lock
@@ -305,6 +359,44 @@ func (d *Dir) flockWait() error {
 	}
 }
 
+// openLock opens the lock file, creating it with the Dir's mode when it
+// does not exist; one that exists keeps its mode.
+func (d *Dir) openLock() (*os.File, error) {
+	f, err := d.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE|os.O_EXCL, d.mode)
+	if errors.Is(err, fs.ErrExist) {
+		return d.root.OpenFile(lockName, os.O_RDWR, 0)
+	}
+	if err == nil {
+		if err := f.Chmod(d.mode); err != nil && runtime.GOOS != "windows" {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, err
+}
+
+// mkdirs creates the folder dir and those above it that do not exist, with
+// the Dir's folder mode set as given.
+func (d *Dir) mkdirs(dir string) error {
+	if dir == "." || dir == "" {
+		return nil
+	}
+	if err := d.mkdirs(path.Dir(dir)); err != nil {
+		return err
+	}
+	err := d.root.Mkdir(dir, folderMode(d.mode))
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return nil
+	case err != nil:
+		return err
+	}
+	if err := d.root.Chmod(dir, folderMode(d.mode)); err != nil && runtime.GOOS != "windows" {
+		return err
+	}
+	return nil
+}
+
 func (d *Dir) lockFile() *os.File {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -342,7 +434,7 @@ func (d *Dir) lockIsCurrent() (bool, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, err
 	}
-	lock, err := d.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE, newFileMode)
+	lock, err := d.openLock()
 	if err != nil {
 		return false, err
 	}
@@ -356,17 +448,9 @@ func (d *Dir) Read(ctx context.Context, name string, limit int64) (Content, erro
 	if err := ctx.Err(); err != nil {
 		return Content{}, err
 	}
-	// Stat first: opening a FIFO or a device could block or never end.
-	fi, err := d.root.Stat(name)
+	f, fi, err := d.open(name)
 	if err != nil {
-		return Content{}, d.pathErr(name, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return Content{}, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
-	}
-	f, err := d.root.Open(name)
-	if err != nil {
-		return Content{}, d.pathErr(name, err)
+		return Content{}, err
 	}
 	defer f.Close()
 	if limit >= 0 {
@@ -394,13 +478,117 @@ func (d *Dir) Read(ctx context.Context, name string, limit int64) (Content, erro
 	return Content{Data: b, Size: int64(len(b)), Version: Version(string(b))}, nil
 }
 
+// open opens the regular file at name for reading, following only the
+// links resolve allows.
+func (d *Dir) open(name string) (*os.File, fs.FileInfo, error) {
+	real, err := d.resolve(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Lstat first: opening a FIFO or a device could block or never end.
+	fi, err := d.root.Lstat(real)
+	if err != nil {
+		return nil, nil, d.pathErr(name, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
+	}
+	f, err := d.root.Open(real)
+	if err != nil {
+		return nil, nil, d.pathErr(name, err)
+	}
+	// A link put in the file's place since would have been followed: the
+	// file opened must be the one looked at.
+	if got, err := f.Stat(); err != nil || !os.SameFile(fi, got) {
+		f.Close()
+		return nil, nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("replaced while it was opened")}
+	}
+	return f, fi, nil
+}
+
 // errOutside marks a name whose folder or file is a symbolic link that
-// os.Root refused to follow out of the directory.
+// Dir does not follow: one that leads outside the memory directory, or
+// (errLeaves) one that stays inside it but leads out of its folder or
+// into another memory directory.
 var errOutside = fmt.Errorf("a symbolic link that leads outside the memory directory: %w", ErrInvalidPath)
+
+// errLeaves marks a link inside the directory that Dir does not follow:
+// see resolve.
+var errLeaves = fmt.Errorf("%w (or out of its folder, or into another memory directory)", errOutside)
 
 // errLinkedFolder marks a folder to list that is a symbolic link: Dir lists
 // no files through one.
 var errLinkedFolder = errors.New("the folder is a symbolic link")
+
+// maxLinks bounds the links resolve follows for one name, as the system's
+// own bound (40 on Linux) does.
+const maxLinks = 40
+
+// resolve returns name with the symbolic links on its way followed, as
+// os.Root follows them, checking each before it is followed: its target
+// must lead down from the folder the link stands in (relative, without a
+// ".." part, and not the folder itself), and no folder reached through a
+// link may be another memory directory (one with a ".lock"), such as an
+// agent's inside the root of the world it shares. A link that breaks
+// either is an error wrapping errOutside. What does not exist on the way is
+// left to the operation to find.
+func (d *Dir) resolve(name string) (string, error) {
+	rest := strings.Split(name, "/")
+	done, links := ".", 0
+	for len(rest) > 0 {
+		part := rest[0]
+		rest = rest[1:]
+		if part == "" || part == "." {
+			continue
+		}
+		next := path.Join(done, part)
+		fi, err := d.root.Lstat(next)
+		if err != nil {
+			return path.Join(append([]string{next}, rest...)...), nil
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			done = next
+			if links > 0 && fi.IsDir() {
+				if _, err := d.root.Lstat(path.Join(done, lockName)); err == nil {
+					return "", &fs.PathError{Op: "open", Path: name, Err: errLeaves}
+				}
+			}
+			continue
+		}
+		target, err := d.root.Readlink(next)
+		if err != nil {
+			return "", d.pathErr(name, err)
+		}
+		if links++; links > maxLinks || !downward(target) {
+			err := errLeaves
+			if t := filepath.ToSlash(target); path.IsAbs(t) || filepath.IsAbs(target) || filepath.VolumeName(target) != "" || strings.HasPrefix(path.Join(done, t), "..") {
+				err = errOutside
+			}
+			return "", &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+		rest = append(strings.Split(filepath.ToSlash(target), "/"), rest...)
+	}
+	return done, nil
+}
+
+// downward reports whether a link's target leads down from the folder the
+// link stands in: relative, without "..", and not that folder itself.
+func downward(target string) bool {
+	if target == "" || filepath.IsAbs(target) || path.IsAbs(filepath.ToSlash(target)) || filepath.VolumeName(target) != "" {
+		return false
+	}
+	down := false
+	for part := range strings.SplitSeq(filepath.ToSlash(target), "/") {
+		switch part {
+		case "..":
+			return false
+		case "", ".":
+		default:
+			down = true
+		}
+	}
+	return down
+}
 
 // pathErr returns err, or errOutside in its place when the access failed
 // because of a link out of the root: os.Root does not export its "path
@@ -440,10 +628,15 @@ func (d *Dir) Remove(ctx context.Context, name, match string) error {
 		return err
 	}
 	defer release()
+	dir, err := d.resolve(path.Dir(name))
+	if err != nil {
+		return err
+	}
+	name = path.Join(dir, path.Base(name))
 	if err := d.root.Remove(name); err != nil {
 		return err
 	}
-	return d.syncDir(path.Dir(name), name)
+	return d.syncDir(dir, name)
 }
 
 // change starts a Write or Remove: it takes the lock unless its caller
@@ -455,7 +648,7 @@ func (d *Dir) change(ctx context.Context, name, match string) (release func(), e
 			return nil, err
 		}
 	}
-	c, err := d.Read(ctx, name, -1)
+	v, err := d.version(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if match != "" {
@@ -464,7 +657,7 @@ func (d *Dir) change(ctx context.Context, name, match string) (release func(), e
 			err = nil
 		}
 	case err != nil:
-	case c.Version != match:
+	case v != match:
 		err = fmt.Errorf("%s: %w", name, ErrChanged)
 	}
 	if err != nil {
@@ -474,17 +667,35 @@ func (d *Dir) change(ctx context.Context, name, match string) (release func(), e
 	return release, nil
 }
 
+// version is [Version] of the file at name, hashed as it is read: a file
+// a person made large takes time, but no memory.
+func (d *Dir) version(name string) (string, error) {
+	f, _, err := d.open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)[:versionLen]), nil
+}
+
 // replace writes data to name atomically, creating its folder if needed.
 func (d *Dir) replace(name string, data []byte) (err error) {
 	dir, base := path.Split(name)
-	dir = path.Clean(dir)
-	perm, keep := fs.FileMode(newFileMode), false
+	if dir, err = d.resolve(path.Clean(dir)); err != nil {
+		return err
+	}
+	name = path.Join(dir, base)
+	perm := d.mode
 	if fi, err := d.root.Stat(name); err == nil {
-		perm, keep = fi.Mode().Perm(), true
+		perm = fi.Mode().Perm()
 	}
 	f, tmp, err := d.createTemp(dir, base, perm)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err = d.root.MkdirAll(dir, 0o755); err == nil {
+		if err = d.mkdirs(dir); err == nil {
 			f, tmp, err = d.createTemp(dir, base, perm)
 		}
 	}
@@ -500,11 +711,10 @@ func (d *Dir) replace(name string, data []byte) (err error) {
 	if _, err = f.Write(data); err != nil {
 		return err
 	}
-	if keep {
-		// The umask applied at creation; the file replaced had its mode.
-		if err = f.Chmod(perm); err != nil && runtime.GOOS != "windows" {
-			return err
-		}
+	// The umask applied at creation: the file gets the mode of the file
+	// it replaces, or the Dir's, as they are.
+	if err = f.Chmod(perm); err != nil && runtime.GOOS != "windows" {
+		return err
 	}
 	if err = f.Sync(); err != nil {
 		return err
@@ -601,7 +811,17 @@ func (d *Dir) list(dir string, now time.Time, entries *[]Entry) error {
 		name := path.Join(dir, de.Name())
 		var fi fs.FileInfo
 		if de.Type()&fs.ModeSymlink != 0 {
-			fi, err = d.root.Stat(name) // a link inside the root is followed
+			real, rerr := d.resolve(name)
+			if rerr != nil {
+				// A link Dir does not follow, below the top level and not
+				// to a folder: listed, so that the Store, reading it, says
+				// why it cannot.
+				if fi, err := d.root.Stat(name); dir != "" && errors.Is(rerr, errOutside) && (err != nil || !fi.IsDir()) {
+					*entries = append(*entries, Entry{Name: name})
+				}
+				continue
+			}
+			fi, err = d.root.Stat(real) // a link that leads down is followed
 		} else {
 			fi, err = de.Info()
 		}
@@ -625,31 +845,32 @@ func (d *Dir) list(dir string, now time.Time, entries *[]Entry) error {
 }
 
 // removeTemps deletes the temporary files of memory files (".x.md.tmp-…")
-// that a crash left in dir and the folders under it, and those of the
-// Store's vector cache (".cache/.vectors-….bin.tmp-…"), without following
-// links or entering other dot-folders. A folder it cannot read has nothing
-// to clean.
-func (d *Dir) removeTemps(dir string) error {
-	f, err := d.root.Open(dir)
-	if err != nil {
-		return nil
-	}
-	des, err := f.ReadDir(-1)
-	f.Close()
-	if err != nil {
-		return nil
-	}
-	for _, de := range des {
-		name := path.Join(dir, de.Name())
-		temp := strings.Contains(de.Name(), ".md"+tempMark) || dir == cacheDir && strings.Contains(de.Name(), tempMark)
-		switch {
-		case strings.HasPrefix(de.Name(), ".") && de.Type().IsRegular() && temp:
-			if err := d.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-		case de.IsDir() && (!strings.HasPrefix(de.Name(), ".") || name == cacheDir):
-			if err := d.removeTemps(name); err != nil {
-				return err
+// that a crash left in the folders the library writes (the root, facts/,
+// episodes/, episodes/archive/, world/), and those of the Store's vector
+// cache (".cache/.vectors-….bin.tmp-…"). It walks no other folder and
+// follows no link: a Dir opened on a folder that holds other things (a
+// home directory) touches nothing else. A folder it cannot read has
+// nothing to clean.
+func (d *Dir) removeTemps() error {
+	for _, dir := range []string{".", factsDir, episodesDir, episodesDir + "/" + archiveDir, worldDir, cacheDir} {
+		if fi, err := d.root.Lstat(dir); err != nil || !fi.IsDir() {
+			continue
+		}
+		f, err := d.root.Open(dir)
+		if err != nil {
+			continue
+		}
+		des, err := f.ReadDir(-1)
+		f.Close()
+		if err != nil {
+			continue
+		}
+		for _, de := range des {
+			temp := strings.Contains(de.Name(), ".md"+tempMark) || dir == cacheDir && strings.Contains(de.Name(), tempMark)
+			if strings.HasPrefix(de.Name(), ".") && de.Type().IsRegular() && temp {
+				if err := d.root.Remove(path.Join(dir, de.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return err
+				}
 			}
 		}
 	}

@@ -125,7 +125,7 @@ func (s *Store) seal(ctx context.Context, op string, t target, old []byte, full 
 	}
 	if last > 0 {
 		part = partPath(t.month, last)
-		c, err := s.b.Read(ctx, part, -1)
+		c, err := s.b.Read(ctx, part, readLimit)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", nil, hostErr(op, part, err)
 		}

@@ -202,7 +202,7 @@ func (s *Store) otherFacts(ctx context.Context, op string, t target, list func()
 		if e.Name == t.path {
 			continue
 		}
-		c, err := s.b.Read(ctx, e.Name, -1)
+		c, err := s.b.Read(ctx, e.Name, readLimit)
 		switch {
 		case err == nil:
 			out = append(out, factFile{e.Name, describeAll(factLines(c.Data))})

@@ -60,7 +60,7 @@ func TestHandEditUnreadable(t *testing.T) {
 		const nobody = 65534
 		// nobody needs a way in: folders it may enter, a lock file it may
 		// open, and a copy of this test binary it may run.
-		for _, d := range []string{filepath.Dir(base), base, dir} {
+		for _, d := range []string{filepath.Dir(base), base, dir, filepath.Join(dir, "facts"), filepath.Join(dir, "episodes")} {
 			require.NoError(t, os.Chmod(d, 0o755))
 		}
 		require.NoError(t, os.Chmod(filepath.Join(dir, ".lock"), 0o666))
@@ -99,32 +99,97 @@ func copyFile(t *testing.T, from, to string) {
 	require.NoError(t, dst.Close())
 }
 
-// TestFileModes: a new memory file is created as os.WriteFile would create
-// it under the process's umask, and a file a person chmod'ed keeps its mode.
+// TestFileModes: memory is private by default, whatever the umask: new
+// files (the lock file among them) 0600, new folders 0700; a mode a person
+// set is kept when the file is replaced; Options.FileMode and OpenDirMode
+// widen the modes for a group, exactly as given.
 func TestFileModes(t *testing.T) {
-	for _, umask := range []int{0o022, 0o077, 0o027} {
-		old := syscall.Umask(umask)
-		s, dir := open(t, nil)
-		ctx := context.Background()
-		require.NoError(t, s.Write(ctx, "facts/user.md", "- a"))
-		require.NoError(t, s.Append(ctx, "episodes/2026-02.md", "## A", ""))
-		ref := filepath.Join(t.TempDir(), "ref")
-		require.NoError(t, os.WriteFile(ref, nil, 0o644))
-		syscall.Umask(old)
-
-		want, err := os.Stat(ref)
+	ctx := context.Background()
+	perm := func(t *testing.T, p string) os.FileMode {
+		t.Helper()
+		fi, err := os.Stat(p)
 		require.NoError(t, err)
-		for _, p := range []string{"facts/user.md", "episodes/2026-02.md"} {
-			fi, err := os.Stat(filepath.Join(dir, p))
-			require.NoError(t, err)
-			require.Equal(t, want.Mode().Perm(), fi.Mode().Perm(), "umask %o: %s", umask, p)
-		}
-		require.NoError(t, os.Chmod(filepath.Join(dir, "facts", "user.md"), 0o640))
-		require.NoError(t, s.Write(ctx, "facts/user.md", "- b"))
-		fi, err := os.Stat(filepath.Join(dir, "facts", "user.md"))
-		require.NoError(t, err)
-		require.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "a person's mode is kept")
+		return fi.Mode().Perm()
 	}
+	for _, umask := range []int{0o022, 0o077, 0o027, 0o002} {
+		for _, tc := range []struct {
+			mode         os.FileMode
+			file, folder os.FileMode
+		}{{0, 0o600, 0o700}, {0o660, 0o660, 0o770}, {0o640, 0o640, 0o750}} {
+			old := syscall.Umask(umask)
+			dir := filepath.Join(t.TempDir(), "new", "memory")
+			s, err := memory.Open(dir, &memory.Options{FileMode: tc.mode, Now: feb26})
+			syscall.Umask(old)
+			require.NoError(t, err)
+			t.Cleanup(func() { s.Close() })
+			require.NoError(t, s.Write(ctx, "facts/user.md", "- a"))
+			require.NoError(t, s.Append(ctx, "episodes/2026-02.md", "## A", ""))
+			for _, p := range []string{"facts/user.md", "episodes/2026-02.md", ".lock"} {
+				require.Equal(t, tc.file, perm(t, filepath.Join(dir, p)), "umask %o, mode %o: %s", umask, tc.mode, p)
+			}
+			for _, p := range []string{"", "facts", "episodes"} {
+				require.Equal(t, tc.folder, perm(t, filepath.Join(dir, p)), "umask %o, mode %o: %s/", umask, tc.mode, p)
+			}
+			require.NoError(t, os.Chmod(filepath.Join(dir, "facts", "user.md"), 0o604))
+			require.NoError(t, s.Write(ctx, "facts/user.md", "- b"))
+			require.Equal(t, os.FileMode(0o604), perm(t, filepath.Join(dir, "facts", "user.md")), "a person's mode is kept")
+		}
+	}
+
+	// A shared world opened for a group; what exists keeps its mode.
+	shared := filepath.Join(t.TempDir(), "shared")
+	require.NoError(t, os.MkdirAll(shared, 0o755))
+	w, err := memory.OpenDirMode(shared, 0o660)
+	require.NoError(t, err)
+	t.Cleanup(func() { w.Close() })
+	_, err = w.Write(ctx, "world/apollo.md", []byte("# Apollo\n"), "")
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o755), perm(t, shared), "a folder that existed keeps its mode")
+	require.Equal(t, os.FileMode(0o770), perm(t, filepath.Join(shared, "world")))
+	require.Equal(t, os.FileMode(0o660), perm(t, filepath.Join(shared, "world", "apollo.md")))
+	require.Equal(t, os.FileMode(0o660), perm(t, filepath.Join(shared, ".lock")))
+
+	for _, bad := range []os.FileMode{0o700, 0o400, 0o200, 0o4600, 0o1666, os.ModeDir | 0o600} {
+		_, err := memory.OpenDirMode(filepath.Join(t.TempDir(), "x"), bad)
+		require.ErrorContains(t, err, "read and write permissions only", "%v", bad)
+		_, err = memory.Open(t.TempDir(), &memory.Options{FileMode: bad})
+		require.ErrorContains(t, err, "Options.FileMode", "%v", bad)
+	}
+}
+
+// TestOtherUserShutOut: another local user can neither read the memory
+// nor hold its lock (a shared lock on a read-only descriptor of .lock used
+// to block the owner). It needs root, to run a worker as nobody.
+func TestOtherUserShutOut(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run a worker as another user")
+	}
+	base := t.TempDir()
+	dir := filepath.Join(base, "memory")
+	s := openAt(t, dir, nil)
+	require.NoError(t, s.Write(context.Background(), "facts/user.md", "- Secret: 42"))
+	require.NoError(t, os.Chmod(base, 0o755))
+	require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
+	bin := filepath.Join(base, "memory.test")
+	copyFile(t, os.Args[0], bin)
+	try := func(role string) string {
+		cmd := startWorker(t, role, dir, 0, 0)
+		cmd.Path, cmd.Args[0] = bin, bin
+		cmd.Stderr = nil
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "GOCOVERDIR=") })
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, "%s as nobody: %s", role, out)
+		return string(out)
+	}
+	require.Contains(t, try("list"), "permission denied", "the memory folder is the owner's")
+	// A memory folder made before files were private, 0755: the lock file
+	// and the folders in it still keep another user out.
+	require.NoError(t, os.Chmod(dir, 0o755))
+	out := try("flock")
+	require.Contains(t, out, "open .lock: permission denied")
+	require.NotContains(t, out, "Secret")
+	require.Contains(t, try("list"), "permission denied")
 }
 
 // TestLockSurvivesDeletion: a Store inside its critical section keeps

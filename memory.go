@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -32,6 +33,14 @@ const (
 // maxFileSize bounds any one memory file the library writes: memory files
 // are read whole into prompts, and a model asking for more is mistaken.
 const maxFileSize = 1 << 20
+
+// readLimit is the most of one memory file the library reads, 4 MiB. A
+// file a person made larger than the 1 MiB write limit, but not than
+// this, is read whole and can be condensed in steps (a change that does
+// not grow it is allowed); one larger still is read as its first
+// readLimit bytes, shown with a note that says so, searched by them, and
+// changed by no tool. No read of a memory file, on any backend, takes more.
+const readLimit = 4 * maxFileSize
 
 // headSize is how much of a file List reads to find its title and summary,
 // and headMax how much it reads when the summary is not found in headSize.
@@ -66,6 +75,13 @@ type Options struct {
 	// IndexBudget is the size, in characters, IndexMessage aims for.
 	// 0 means DefaultIndexBudget (2000).
 	IndexBudget int
+
+	// FileMode is the mode of the files Open's directory creates, as
+	// [OpenDirMode] takes it: 0 means DefaultFileMode, 0600 (folders
+	// 0700), the owner's alone; 0660 (folders 0770) lets a group share
+	// the memory. Files and folders that exist keep their mode. It has no
+	// effect on a store opened with OpenBackend.
+	FileMode fs.FileMode
 
 	// LockTimeout bounds how long a change waits for another process that
 	// holds the lock it needs (the directory's, or on S3 the facts' lease).
@@ -187,12 +203,12 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := openDir(dir, o.LockTimeout)
+	d, err := openDir(dir, o.LockTimeout, o.FileMode)
 	if err != nil {
 		return nil, hostErr("open", "", err)
 	}
 	for _, sub := range []string{factsDir, episodesDir} {
-		if err := d.root.Mkdir(sub, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := d.mkdirs(sub); err != nil {
 			d.Close()
 			return nil, hostErr("open", sub, err)
 		}
@@ -253,6 +269,9 @@ func (o *Options) fill() error {
 	}
 	if o.FactsBudget < 0 || o.ProceduresBudget < 0 || o.WorldBudget < 0 || o.IndexBudget < 0 || o.LockTimeout < 0 || o.MaxSessions < 0 || o.IndexIdle < 0 {
 		return errors.New("memory: open: FactsBudget, ProceduresBudget, WorldBudget, IndexBudget, LockTimeout, MaxSessions and IndexIdle may not be negative")
+	}
+	if _, err := checkMode(o.FileMode); err != nil {
+		return fmt.Errorf("memory: open: Options.FileMode: %w", err)
 	}
 	if o.WorldBudget == 0 {
 		o.WorldBudget = DefaultWorldBudget
@@ -578,43 +597,75 @@ func (s *Store) head(ctx context.Context, p string) (info FileInfo, ok bool, err
 
 // Read returns the content of the file at path. It returns an error wrapping
 // [ErrInvalidPath] for a path outside the grammar and [ErrNotFound] for a
-// file that does not exist.
+// file that does not exist. A file a person made larger than 4 MiB (four
+// times the limit for one memory file) is not read whole: Read returns its
+// first lines, up to 4 MiB, and a last line saying that it is cut, how
+// large the file is and what to do; the Store's changes refuse such a file.
 func (s *Store) Read(ctx context.Context, path string) (string, error) {
 	t, end, err := s.start(ctx, "read", path)
 	if err != nil {
 		return "", err
 	}
 	defer end()
-	b, _, err := s.readFile(ctx, "read", t)
+	c, err := s.readContent(ctx, "read", t)
 	if err != nil {
 		return "", err
 	}
-	if b == nil {
+	if c.Data == nil {
 		if parts := s.olderParts(ctx, t.path); parts != "" {
 			return "", modelErr("read", t.path, ErrNotFound, t.path+" does not exist now", "; "+parts)
 		}
 		return "", modelErr("read", t.path, ErrNotFound, t.path+" does not exist yet", "; call memory_list to see the files there are")
 	}
-	return string(b), nil
+	if cutShort(c) {
+		head := c.Data
+		if i := bytes.LastIndexByte(head, '\n'); i >= 0 {
+			head = head[:i+1]
+		}
+		return fmt.Sprintf("%s\n(%s is %s bytes, more than the library reads of one memory file (%s bytes): only its first %s are shown, and no tool can change it until a person splits or condenses it)\n",
+			head, t.path, thousands64(c.Size), thousands(readLimit), thousands(len(head))), nil
+	}
+	return string(c.Data), nil
 }
 
-// readFile reads a target whole, with its version. A missing file gives
-// nil and no error.
-func (s *Store) readFile(ctx context.Context, op string, t target) ([]byte, string, error) {
-	c, err := s.b.Read(ctx, t.path, -1)
+// cutShort reports whether c is only the start of its file.
+func cutShort(c Content) bool { return c.Size > int64(len(c.Data)) }
+
+// readContent reads a target, at most readLimit bytes of it. A missing
+// file gives Data nil and no error.
+func (s *Store) readContent(ctx context.Context, op string, t target) (Content, error) {
+	c, err := s.b.Read(ctx, t.path, readLimit)
 	switch {
 	case err == nil:
 		if c.Data == nil {
 			c.Data = []byte{}
 		}
-		return c.Data, c.Version, nil
+		return c, nil
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, "", nil
+		return Content{}, nil
+	case errors.Is(err, errLeaves):
+		return Content{}, modelErr(op, t.path, ErrInvalidPath, t.path+" is a symbolic link that leads out of its folder", "; it cannot be used")
 	case errors.Is(err, errOutside):
-		return nil, "", modelErr(op, t.path, ErrInvalidPath, t.path+" is a symbolic link that leads outside the memory directory", "; it cannot be used")
+		return Content{}, modelErr(op, t.path, ErrInvalidPath, t.path+" is a symbolic link that leads outside the memory directory", "; it cannot be used")
 	default:
-		return nil, "", hostErr(op, t.path, err)
+		return Content{}, hostErr(op, t.path, err)
 	}
+}
+
+// readFile reads a target whole, with its version, to change it. A missing
+// file gives nil and no error; a file over readLimit (a person's) is a
+// model error wrapping [ErrInvalidContent]: what is past its start would be
+// lost.
+func (s *Store) readFile(ctx context.Context, op string, t target) ([]byte, string, error) {
+	c, err := s.readContent(ctx, op, t)
+	switch {
+	case err != nil:
+		return nil, "", err
+	case cutShort(c):
+		return nil, "", modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("%s is %s bytes, more than the library reads of one memory file (%s bytes; a person made it so): only its start can be read, and no tool may change it", t.path, thousands64(c.Size), thousands(readLimit)),
+			"; a person must split or condense it. Nothing was changed")
+	}
+	return c.Data, c.Version, nil
 }
 
 // Write creates or replaces the file at path with content. A content without
@@ -630,7 +681,9 @@ func (s *Store) readFile(ctx context.Context, op string, t target) ([]byte, stri
 // UTF-8, holds a NUL byte or a carriage return that does not end a line,
 // nests blockquotes or lists more than 32 deep, ends inside an open block
 // (a code fence, an HTML comment or block), has a summary line with a
-// control character, or is over 1 MiB (unless it replaces a larger file);
+// control character, or is over 1 MiB (unless it replaces a larger file),
+// or replaces a file a person made larger than 4 MiB, of which only the
+// start is read;
 // [ErrBudgetExceeded] when a fact file would take the fact files over the
 // budget, or procedures.md would grow over Options.ProceduresBudget; and,
 // for a fact file, [ErrTemporaryFact] or [ErrDuplicateFact] when a line the
@@ -648,8 +701,11 @@ func (s *Store) Write(ctx context.Context, path, content string) error {
 // as its version.
 func Version(content string) string {
 	sum := sha256.Sum256([]byte(content))
-	return hex.EncodeToString(sum[:12])
+	return hex.EncodeToString(sum[:versionLen])
 }
+
+// versionLen is how many bytes of a content's SHA-256 its version keeps.
+const versionLen = 12
 
 func version(b []byte) string {
 	if b == nil {
@@ -987,8 +1043,11 @@ func (s *Store) commit(ctx context.Context, op string, t target, old []byte, ver
 }
 
 // thousands formats n with comma separators: 15360 → "15,360".
-func thousands(n int) string {
-	s := strconv.Itoa(n)
+func thousands(n int) string { return thousands64(int64(n)) }
+
+// thousands64 is thousands for a size that may not fit an int on 32 bits.
+func thousands64(n int64) string {
+	s := strconv.FormatInt(n, 10)
 	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
 		s = s[:i] + "," + s[i:]
 	}

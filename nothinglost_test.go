@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -45,6 +46,22 @@ func TestMain(m *testing.M) {
 
 func worker(role, dir, id string, nStr string) error {
 	n, _ := strconv.Atoi(nStr)
+	if role == "flock" {
+		// As another user: reads the facts, and takes the lock on a
+		// read-only descriptor of .lock, as a shared flock could.
+		if b, err := os.ReadFile(filepath.Join(dir, "facts", "user.md")); err == nil {
+			fmt.Print(string(b))
+		}
+		f, err := os.Open(filepath.Join(dir, ".lock"))
+		if err != nil {
+			return fmt.Errorf("open .lock: %w", errors.Unwrap(err))
+		}
+		defer f.Close()
+		if ok, err := flock.TryLock(f); err != nil || !ok {
+			return fmt.Errorf("lock .lock: %v", err)
+		}
+		return errors.New("held the lock of another user's memory")
+	}
 	if role == "fair" {
 		// Waits for the lock beside many others: the default LockTimeout.
 		return fairWorker(dir, id, n)

@@ -71,17 +71,18 @@ func (s *Store) Persona(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer end()
-	b, _, err := s.readFile(ctx, "persona", target{path: personaFile, fact: -1, root: personaFile})
+	c, err := s.readContent(ctx, "persona", target{path: personaFile, fact: -1, root: personaFile})
+	b := c.Data
 	if err != nil || len(strings.TrimSpace(string(b))) == 0 {
 		return "", err
 	}
-	size := len(b)
+	size := c.Size
 	if size > PersonaMax {
-		b = b[:bytes.LastIndexByte(b[:PersonaMax], '\n')+1]
+		b = b[:bytes.LastIndexByte(b[:min(len(b), PersonaMax)], '\n')+1]
 	}
 	text := shownText(b)
 	if size > PersonaMax {
-		text += fmt.Sprintf("(%s is %s bytes; only its first %s are shown)\n", personaFile, thousands(size), thousands(len(b)))
+		text += fmt.Sprintf("(%s is %s bytes; only its first %s are shown)\n", personaFile, thousands64(size), thousands(len(b)))
 	}
 	return strings.TrimRight(text, " \t\r\n") + "\n", nil
 }

@@ -102,7 +102,12 @@ func TestSymlinkOutOfRoot(t *testing.T) {
 
 	files, err := s.List(ctx)
 	require.NoError(t, err)
-	require.Empty(t, files, "links out of the root are not listed")
+	require.Len(t, files, 2, "links out of the root are listed with the reason they cannot be read")
+	for _, f := range files {
+		require.Contains(t, f.Error, "symbolic link that leads outside the memory directory")
+		require.Zero(t, f.Size)
+		require.Empty(t, f.Summary)
+	}
 
 	b, err := os.ReadFile(filepath.Join(outside, "secret.md"))
 	require.NoError(t, err)

@@ -311,7 +311,7 @@ type scan struct {
 // scanFile reads and, when its content changed, parses one file. It runs in
 // a worker of refresh and touches nothing but sc.
 func (s *Store) scanFile(ctx context.Context, sc *scan) {
-	c, err := s.b.Read(ctx, sc.path, -1)
+	c, err := s.b.Read(ctx, sc.path, readLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		sc.gone = true
 		return

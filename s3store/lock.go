@@ -180,14 +180,15 @@ func leaseBody(name, holder string, ttl time.Duration) []byte {
 	return fmt.Appendf(nil, "mdmemory lease of %s\nholder: %s\nttl: %s\nhost: %s pid %d\n", name, holder, ttl, host, os.Getpid())
 }
 
-// leaseTTL is the duration a lease states, or LeaseTTL when it states
-// none (someone else wrote it).
+// leaseTTL is the duration a lease states, at most LeaseTTL (a lease put
+// by hand with a longer one would block the folder as long), or LeaseTTL
+// when it states none (someone else wrote it).
 func leaseTTL(body []byte) time.Duration {
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), "ttl: "); ok {
 			if d, err := time.ParseDuration(v); err == nil && d > 0 {
-				return d
+				return min(d, LeaseTTL)
 			}
 		}
 	}

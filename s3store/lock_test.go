@@ -161,19 +161,20 @@ func TestLockExpiredTakenOver(t *testing.T) {
 	lock(t, c, "facts/")()
 }
 
-// TestLockHolderTTL: a waiter goes by the duration the lease states.
+// TestLockHolderTTL: a waiter goes by the duration the lease states, but
+// never longer than LeaseTTL.
 func TestLockHolderTTL(t *testing.T) {
 	e := newEnv(t)
 	a, b := e.backend(nil), e.backend(nil)
-	a.SetLeaseTTL(2 * time.Hour)
+	a.SetLeaseTTL(2562047 * time.Hour) // as a lease put by hand could say
 	unlockA := lock(t, a, "episodes/")
 	defer unlockA()
-	if lease, _ := rawGet(e, ".lease/episodes"); !strings.Contains(lease, "ttl: 2h0m0s") {
+	if lease, _ := rawGet(e, ".lease/episodes"); !strings.Contains(lease, "ttl: 2562047h0m0s") {
 		t.Fatalf("lease %q", lease)
 	}
-	age(t, e, ".lease/episodes", time.Hour) // older than LeaseTTL, within its own
+	age(t, e, ".lease/episodes", 10*time.Second)
 	blocked(t, b, "episodes/")
-	age(t, e, ".lease/episodes", 3*time.Hour)
+	age(t, e, ".lease/episodes", time.Minute) // older than LeaseTTL: a longer ttl is not believed
 	lock(t, b, "episodes/")()
 }
 
@@ -225,7 +226,10 @@ func TestLeaseDecisions(t *testing.T) {
 		{"holder: x\nttl: 30s\n", 10 * time.Second, 30 * time.Second, false},
 		{"holder: x\nttl: 30s\n", 31 * time.Second, 30 * time.Second, false}, // within the second of slack
 		{"holder: x\nttl: 30s\n", 32 * time.Second, 30 * time.Second, true},
-		{"holder: x\nttl: 2h0m0s\n", time.Hour, 2 * time.Hour, false},
+		{"holder: x\nttl: 10s\n", 5 * time.Second, 10 * time.Second, false},
+		{"holder: x\nttl: 2h0m0s\n", time.Hour, s3store.LeaseTTL, true},     // clamped to LeaseTTL
+		{"holder: x\nttl: 2562047h\n", time.Minute, s3store.LeaseTTL, true}, // a lease put by hand
+		{"holder: x\nttl: 2562047h\n", 10 * time.Second, s3store.LeaseTTL, false},
 		{"holder: x\nttl: 1ms\n", 2 * time.Second, time.Millisecond, true},
 		{"written by hand", 10 * time.Second, s3store.LeaseTTL, false},
 		{"written by hand", time.Minute, s3store.LeaseTTL, true},

@@ -185,24 +185,31 @@ func (b *Backend) get(ctx context.Context, key string, limit int64) (object, err
 		return object{}, notExist(err)
 	}
 	defer out.Body.Close()
-	var data []byte
-	if n := aws.ToInt64(out.ContentLength); n >= 0 && out.ContentLength != nil {
+	// The length the server declares sizes the buffer only as far as the
+	// limit bounds it, or up to maxPrealloc: a server that declares more
+	// than it sends (or than memory holds) allocates nothing for it.
+	r := io.Reader(out.Body)
+	if limit >= 0 {
+		r = io.LimitReader(r, limit) // a server that ignores Range sends it all
+	}
+	want := int64(-1) // the bytes that should come, when the server says
+	if n := aws.ToInt64(out.ContentLength); out.ContentLength != nil && n >= 0 {
+		want = n
 		if limit >= 0 {
-			n = min(n, limit) // a server that ignores Range sends it all
-		}
-		data = make([]byte, n)
-		_, err = io.ReadFull(out.Body, data)
-	} else {
-		r := io.Reader(out.Body)
-		if limit >= 0 {
-			r = io.LimitReader(r, limit)
-		}
-		if data, err = io.ReadAll(r); data == nil {
-			data = []byte{}
+			want = min(n, limit)
 		}
 	}
-	if err != nil {
+	size := int64(maxPrealloc)
+	if want >= 0 {
+		size = min(size, want)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	if _, err := buf.ReadFrom(r); err != nil {
 		return object{}, err
+	}
+	data := buf.Bytes()
+	if int64(len(data)) < want {
+		return object{}, io.ErrUnexpectedEOF // fewer bytes than declared: the body was cut
 	}
 	o := object{data: data, etag: aws.ToString(out.ETag), modified: aws.ToTime(out.LastModified), now: serverTime(out.ResultMetadata)}
 	o.size = aws.ToInt64(out.ContentLength)
@@ -219,6 +226,10 @@ func (b *Backend) get(ctx context.Context, key string, limit int64) (object, err
 	}
 	return o, nil
 }
+
+// maxPrealloc bounds the buffer a GET allocates before it reads: past it,
+// the buffer grows with the bytes that come.
+const maxPrealloc = 1 << 20
 
 // head asks for the object at key's size, ETag and time.
 func (b *Backend) head(ctx context.Context, key string) (object, error) {
@@ -313,7 +324,8 @@ func (b *Backend) settlePut(ctx context.Context, key string, data []byte, match 
 	if ctx.Err() != nil {
 		return "", cause
 	}
-	o, err := b.get(ctx, key, -1)
+	// One byte more than was sent tells an object that is not these bytes.
+	o, err := b.get(ctx, key, int64(len(data))+1)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if match == "" {

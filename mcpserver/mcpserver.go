@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -48,9 +47,8 @@ type Options struct {
 	// Name is the server's name in the MCP handshake. "" means "mdmemory".
 	Name string
 
-	// Version is the server's version in the MCP handshake. "" means the
-	// version of this module as the running binary was built with it, or
-	// "devel" when it has none.
+	// Version is the server's version in the MCP handshake. "" means
+	// [Version]: the version the running binary was built at.
 	Version string
 
 	// Instructions are the server's instructions to the client, which many
@@ -132,7 +130,7 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 		o.Name = "mdmemory"
 	}
 	if o.Version == "" {
-		o.Version = moduleVersion()
+		o.Version = Version()
 	}
 	if o.Instructions == "" {
 		o.Instructions = defaultInstructions
@@ -141,8 +139,14 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
 		Logger:       o.Logger,
-		// No logging capability: the server sends no log messages.
-		Capabilities: &mcp.ServerCapabilities{},
+		// The SDK infers tools and prompts, with listChanged, which it
+		// honours when a host adds or removes one. It would infer
+		// resources with listChanged too; but memory files come and go
+		// on disk, by hand as well as through the tools, without the
+		// server knowing, so it never sends
+		// notifications/resources/list_changed and does not say it
+		// would. No logging: the server sends no log messages.
+		Capabilities: &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}},
 	})
 	for _, t := range store.Tools() {
 		s.AddTool(&mcp.Tool{
@@ -181,6 +185,11 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 //	mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, httpOpts)
 //
 // with srv := New(store, opts).
+//
+// Every JSON-RPC message it is sent is answered in JSON-RPC, never in
+// plain text: -32601 for a method the server does not have, -32700 and
+// -32600 (with "id": null) for a body that is not JSON or not a JSON-RPC
+// message.
 func Handler(store *memory.Store, opts *Options) http.Handler {
 	s := New(store, opts)
 	var timeout time.Duration
@@ -188,10 +197,10 @@ func Handler(store *memory.Store, opts *Options) http.Handler {
 	if opts != nil {
 		timeout, logger = opts.SessionTimeout, opts.Logger
 	}
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
+	return jsonRPCErrors(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
 		SessionTimeout: timeout,
 		Logger:         logger,
-	})
+	}))
 }
 
 // conversations maps the MCP sessions of one server to the store's
@@ -364,22 +373,3 @@ func annotations(name string) *mcp.ToolAnnotations {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// moduleVersion returns this module's version as the running binary was
-// built with it, or "devel".
-func moduleVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	const path = "github.com/mdmemory/memory/mcpserver"
-	if bi.Main.Path == path && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	for _, d := range bi.Deps {
-		if d.Path == path && d.Version != "" && d.Version != "(devel)" {
-			return d.Version
-		}
-	}
-	return "devel"
-}

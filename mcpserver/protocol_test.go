@@ -274,7 +274,9 @@ func TestServerInfoVersion(t *testing.T) {
 
 func TestVersionOf(t *testing.T) {
 	placeholder := "v0.0.0-00010101000000-000000000000"
-	dep := func(v string) *debug.Module { return &debug.Module{Path: "github.com/mdmemory/memory/mcpserver", Version: v} }
+	dep := func(v string) *debug.Module {
+		return &debug.Module{Path: "github.com/mdmemory/memory/mcpserver", Version: v}
+	}
 	vcs := []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "false"}}
 	dirty := []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}
 	for _, c := range []struct {

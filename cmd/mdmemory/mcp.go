@@ -11,8 +11,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mdmemory/memory/mcpserver"
 )
 
@@ -27,6 +25,8 @@ Without --http, it speaks MCP on standard input and output, one conversation
 for the process, until standard input closes: the form a client's
 configuration starts it in, such as
   {"command": "mdmemory", "args": ["mcp", "--dir", "/home/me/memory"]}.
+A line that is not a JSON-RPC message is answered with a JSON-RPC error
+(-32700 or -32600), and the server goes on.
 With --http ADDR (127.0.0.1:8080, :8080), it serves the streamable HTTP
 transport at http://ADDR/, one conversation per MCP session, until it is
 interrupted; it says where it listens on standard error.
@@ -44,8 +44,9 @@ It creates the directory when it does not exist.`,
 				}
 				defer close()
 				if *addr == "" {
-					t := &mcp.IOTransport{Reader: io.NopCloser(os.Stdin), Writer: nopWriteCloser{e.stdout}}
-					err := mcpserver.New(s, nil).Run(ctx, t)
+					// A malformed line is answered with a JSON-RPC error,
+					// and the server goes on.
+					err := mcpserver.New(s, nil).Run(ctx, mcpserver.StdioTransport(os.Stdin, e.stdout))
 					if errors.Is(err, io.EOF) || ctx.Err() != nil {
 						return nil // the client closed standard input, or we were interrupted
 					}
@@ -80,10 +81,3 @@ It creates the directory when it does not exist.`,
 		},
 	}
 }
-
-// nopWriteCloser is a Writer with a Close that does nothing: the MCP
-// transport closes its writer when the session ends, and standard output
-// belongs to the process.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

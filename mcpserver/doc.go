@@ -6,8 +6,9 @@
 // library's own descriptions and input schemas, each memory file as a
 // resource (memory:///facts/user.md, ...) and the memory index as the
 // prompt [IndexPrompt]; run it over standard input and output with
-// Server.Run and an mcp.StdioTransport, or serve it over the streamable
-// HTTP transport with [Handler].
+// Server.Run and [StdioTransport], or serve it over the streamable HTTP
+// transport with [Handler]. Both answer a message they cannot take with a
+// JSON-RPC error (-32700, -32600, -32601) and go on serving.
 //
 // Each MCP session is one conversation of the store ([memory.Session]): it
 // may change what it has read, and a change made since by anyone else (a

@@ -77,9 +77,18 @@ type Options struct {
 // to it, over any transport of the go-sdk: run it on standard input and
 // output with
 //
-//	err := mcpserver.New(store, nil).Run(ctx, &mcp.StdioTransport{})
+//	err := mcpserver.New(store, nil).Run(ctx, mcpserver.StdioTransport(os.Stdin, os.Stdout))
 //
-// or serve it over HTTP with [Handler]. A nil opts gives the defaults.
+// ([StdioTransport] answers a malformed line with a JSON-RPC error where
+// the SDK's mcp.StdioTransport ends the session), or serve it over HTTP
+// with [Handler]. A nil opts gives the defaults.
+//
+// The server advertises the tools and prompts capabilities, and resources
+// without listChanged: memory files come and go on disk, by hand too,
+// without the server knowing, so it never sends
+// notifications/resources/list_changed; clients list the resources again
+// when they need them. Its version in the handshake is [Version] unless
+// Options.Version says otherwise.
 //
 // The server offers:
 //

@@ -179,10 +179,12 @@ var methods = map[string]method{
 //     a request without the params its method requires: -32602, status
 //     200 (400 and id null for a notification).
 //
-// A body larger than a limit set on the request before it (an
-// http.MaxBytesReader) gets -32600 with status 413. Everything else, and
+// It reads at most limit bytes of a body (the limit h applies too, the
+// SDK's StreamableHTTPOptions.MaxRequestBodyBytes): a larger one, or one
+// larger than a limit set on the request before it (an
+// http.MaxBytesReader), gets -32600 with status 413. Everything else, and
 // every GET and DELETE, goes to h as it came.
-func jsonRPCErrors(h http.Handler) http.Handler {
+func jsonRPCErrors(h http.Handler, limit int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			h.ServeHTTP(w, r)
@@ -193,7 +195,7 @@ func jsonRPCErrors(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(r.Body)
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {

@@ -209,7 +209,7 @@ func Handler(store *memory.Store, opts *Options) http.Handler {
 	return jsonRPCErrors(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
 		SessionTimeout: timeout,
 		Logger:         logger,
-	}))
+	}), mcp.DefaultMaxRequestBodyBytes)
 }
 
 // conversations maps the MCP sessions of one server to the store's

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -177,7 +178,11 @@ var methods = map[string]method{
 //   - a request with an id for a method that is a notification, or a
 //     notification of a method that is a request: -32600, status 400;
 //     a request without the params its method requires: -32602, status
-//     200 (400 and id null for a notification).
+//     200 (400 and id null for a notification);
+//   - a refusal of the SDK in plain text (a session that does not exist,
+//     404; an Accept header without text/event-stream, 400): the same
+//     status, with a JSON-RPC error (-32600, or -32603 for a status of
+//     500 or more) whose message is the SDK's text, and the request's id.
 //
 // It reads at most limit bytes of a body (the limit h applies too, the
 // SDK's StreamableHTTPOptions.MaxRequestBodyBytes): a larger one, or one
@@ -224,6 +229,13 @@ func jsonRPCErrors(h http.Handler, limit int64) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
+		var id json.RawMessage
+		if req.IsCall() {
+			id = rawID(req.ID)
+		}
+		jw := &jsonErrorWriter{ResponseWriter: w, id: id}
+		defer jw.finish()
+		w = jw
 		m, known := methods[req.Method]
 		switch {
 		case !known && req.IsCall():
@@ -280,4 +292,53 @@ func writeError(w http.ResponseWriter, status int, id json.RawMessage, code int6
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(encodeError(id, code, msg))
+}
+
+// jsonErrorWriter turns an error the SDK writes in plain text (with
+// http.Error) in answer to a JSON-RPC message into a JSON-RPC error in
+// JSON, with the same status; finish writes it. Everything else, an event
+// stream included, passes through.
+type jsonErrorWriter struct {
+	http.ResponseWriter
+	id     json.RawMessage // the request's id; nil for a notification
+	status int             // the status of the error held back, or 0
+	text   bytes.Buffer    // its text
+}
+
+func (j *jsonErrorWriter) WriteHeader(status int) {
+	if j.status == 0 && status >= 400 && strings.HasPrefix(j.Header().Get("Content-Type"), "text/plain") {
+		j.status = status
+		return
+	}
+	j.ResponseWriter.WriteHeader(status)
+}
+
+func (j *jsonErrorWriter) Write(p []byte) (int, error) {
+	if j.status != 0 {
+		return j.text.Write(p)
+	}
+	return j.ResponseWriter.Write(p)
+}
+
+// Flush passes a flush on, for the SDK's event streams.
+func (j *jsonErrorWriter) Flush() {
+	if f, ok := j.ResponseWriter.(http.Flusher); ok && j.status == 0 {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the writer beneath.
+func (j *jsonErrorWriter) Unwrap() http.ResponseWriter { return j.ResponseWriter }
+
+// finish writes the error held back, if any.
+func (j *jsonErrorWriter) finish() {
+	if j.status == 0 {
+		return
+	}
+	code := int64(jsonrpc.CodeInvalidRequest)
+	if j.status >= 500 {
+		code = jsonrpc.CodeInternalError
+	}
+	j.Header().Del("X-Content-Type-Options")
+	writeError(j.ResponseWriter, j.status, j.id, code, strings.TrimSpace(j.text.String()))
 }

@@ -353,6 +353,7 @@ func TestHTTPJSONRPCErrors(t *testing.T) {
 		{"id on a notification", session, `{"jsonrpc":"2.0","id":6,"method":"notifications/initialized"}`, 400, -32600, "6"},
 		{"no id on a request", session, `{"jsonrpc":"2.0","method":"tools/list"}`, 400, -32600, "null"},
 		{"missing params", session, `{"jsonrpc":"2.0","id":7,"method":"tools/call"}`, 200, -32602, "7"},
+		{"unknown session", "NOSUCHSESSION", `{"jsonrpc":"2.0","id":10,"method":"ping"}`, 404, -32600, "10"},
 		{"body over the limit", session, `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":"` + strings.Repeat("x", mcp.DefaultMaxRequestBodyBytes) + `"}}`, 413, -32600, "null"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -34,12 +34,14 @@ const MaxLineLength = mcp.DefaultMaxLineLength
 //     parse error, with "id": null;
 //   - JSON that is not a JSON-RPC 2.0 message ({}, a string, an id that is
 //     an object, an array or null, a method that is not a string), a line
-//     longer than [MaxLineLength], or a batch (a JSON array) once the
-//     session speaks a protocol revision without batches (2025-06-18 and
-//     later; 2025-03-26 had them, and a client that negotiated it may send
-//     them): -32600, invalid request, with "id": null.
+//     longer than [MaxLineLength], or a batch (a JSON array) before the
+//     session is initialized or once it speaks a protocol revision without
+//     batches (2025-06-18 and later; 2025-03-26 had them, and a client
+//     that negotiated it may send them, answered in one array): -32600,
+//     invalid request, with "id": null.
 //
-// Empty lines are skipped. A request cancelled by the client
+// A request for a method the server does not have is answered -32601 by
+// the SDK, with its id. Empty lines are skipped. A request cancelled by the client
 // (notifications/cancelled) before its answer is written gets no answer,
 // as the MCP specification asks; one answered already stays answered.
 //

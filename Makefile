@@ -78,7 +78,7 @@ bench-smoke:
 # a local folder, on loopback. s3-tools installs versitygw unless it is in
 # $(go env GOPATH)/bin; without it, the s3store tests skip.
 VERSITYGW ?= github.com/versity/versitygw/cmd/versitygw@v1.8.0
-.PHONY: s3-tools test-s3store mcp-tools
+.PHONY: s3-tools test-s3store mcp-tools test-conformance
 s3-tools:
 	@test -x "$$($(GO) env GOPATH)/bin/versitygw" || $(GO) install $(VERSITYGW)
 
@@ -86,16 +86,29 @@ test-s3store: s3-tools
 	cd s3store && $(GO) test -race -count=1 ./...
 
 # The MCP server is tested with a real third-party client, the MCP
-# Inspector's CLI, which mcp-tools installs with npm (when Node.js is
-# present) into the user cache folder, where mcpserver's test looks for it;
-# MDMEMORY_INSPECTOR names another. Keep the version in step with
-# inspectorVersion in mcpserver/inspector_test.go.
-INSPECTOR_VERSION ?= 2.12.0
-MCP_TOOLS_DIR     ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mdmemory/inspector-$(INSPECTOR_VERSION)
+# Inspector's CLI, and with the official MCP conformance suite
+# (@modelcontextprotocol/conformance, over streamable HTTP and, through a
+# bridge, standard input and output), which mcp-tools installs with npm
+# (when Node.js is present) into the user cache folder, where mcpserver's
+# tests look for them; MDMEMORY_INSPECTOR and MDMEMORY_CONFORMANCE name
+# others. Keep the versions in step with inspectorVersion and
+# conformanceVersion in mcpserver's tests. The suite's 0.2.0-alpha.12
+# imports fs.globSync, which Node.js 20 lacks: the test preloads a shim,
+# mcpserver/testdata/conformance/register.mjs.
+INSPECTOR_VERSION   ?= 2.12.0
+MCP_TOOLS_DIR       ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mdmemory/inspector-$(INSPECTOR_VERSION)
+CONFORMANCE_VERSION ?= 0.2.0-alpha.12
+CONFORMANCE_DIR     ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mdmemory/conformance-$(CONFORMANCE_VERSION)
 mcp-tools:
-	@if ! command -v npm >/dev/null; then echo "npm not found: the MCP Inspector tests will skip"; \
-	elif [ ! -x "$(MCP_TOOLS_DIR)/node_modules/.bin/mcp-inspector" ]; then \
-		npm install --prefix "$(MCP_TOOLS_DIR)" --no-audit --no-fund --loglevel=error @modelcontextprotocol/inspector@$(INSPECTOR_VERSION); fi
+	@if ! command -v npm >/dev/null; then echo "npm not found: the MCP Inspector and conformance tests will skip"; exit 0; fi; \
+	if [ ! -x "$(MCP_TOOLS_DIR)/node_modules/.bin/mcp-inspector" ]; then \
+		npm install --prefix "$(MCP_TOOLS_DIR)" --no-audit --no-fund --loglevel=error @modelcontextprotocol/inspector@$(INSPECTOR_VERSION) || exit 1; fi; \
+	if [ ! -f "$(CONFORMANCE_DIR)/node_modules/@modelcontextprotocol/conformance/dist/index.js" ]; then \
+		npm install --prefix "$(CONFORMANCE_DIR)" --no-audit --no-fund --loglevel=error @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION) || exit 1; fi
+
+# The conformance suite alone, against the MCP server over both transports.
+test-conformance: mcp-tools
+	cd mcpserver && $(GO) test -race -count=1 -run '^TestConformance' -v ./...
 
 # Search side by side with SQLite FTS5 and ripgrep on the same corpus: the
 # peers' script generates it and measures them, then the Go benchmark runs

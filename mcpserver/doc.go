@@ -6,12 +6,13 @@
 // library's own descriptions and input schemas, each memory file as a
 // resource (memory:///facts/user.md, ...) and the memory index as the
 // prompt [IndexPrompt]; run it over standard input and output with
-// Server.Run and an mcp.StdioTransport, or serve it over the streamable
-// HTTP transport with [Handler], or many users' memories, one per bearer
-// token, with [UsersHandler]. Both check every request's Host and Origin
-// (the MCP transport specification's rule against DNS rebinding) and its
-// token, and bound sessions and request bodies; TLS and OAuth are the
-// host's to add.
+// Server.Run and [StdioTransport], or serve it over the streamable HTTP
+// transport with [Handler], or many users' memories, one per bearer token,
+// with [UsersHandler]. The HTTP handlers check every request's Host and
+// Origin (the MCP transport specification's rule against DNS rebinding)
+// and its token, and bound sessions and request bodies; TLS and OAuth are
+// the host's to add. Both transports answer a message they cannot take
+// with a JSON-RPC error (-32700, -32600, -32601) and go on serving.
 //
 // Each MCP session is one conversation of the store ([memory.Session]): it
 // may change what it has read, and a change made since by anyone else (a

@@ -14,8 +14,8 @@ import (
 
 // A host serves a memory directory over MCP. Here the client is the SDK's,
 // over an in-memory transport; a real host runs the server on standard
-// input and output (Run with an mcp.StdioTransport) or over HTTP
-// (Handler).
+// input and output (Run with mcpserver.StdioTransport(os.Stdin,
+// os.Stdout)) or over HTTP (Handler).
 func ExampleNew() {
 	dir, err := os.MkdirTemp("", "memory")
 	if err != nil {

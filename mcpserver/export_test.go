@@ -59,3 +59,6 @@ func CloseAll(h http.Handler) {
 		s.ss.Close()
 	}
 }
+
+// VersionOf is versionOf.
+var VersionOf = versionOf

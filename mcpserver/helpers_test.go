@@ -3,7 +3,9 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -45,7 +47,7 @@ func serveChild(dir string) int {
 	if os.Getenv(childClosedEnv) != "" {
 		store.Close()
 	}
-	if err := mcpserver.New(store, nil).Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+	if err := mcpserver.New(store, nil).Run(ctx, mcpserver.StdioTransport(os.Stdin, os.Stdout)); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		fmt.Fprintln(os.Stderr, "mcpserver test child:", err)
 		return 1
 	}

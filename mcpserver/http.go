@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mdmemory/memory"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -226,7 +227,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// From here on every JSON-RPC message is answered in JSON-RPC: the
+	// refusals below and the SDK's own, as much as its answers.
+	jsonRPCErrors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.route(w, r, user, body)
+	}), maxBodyBytes).ServeHTTP(w, r)
+}
 
+// route serves a request of user whose body has been read: to its session,
+// or to the user's server for a new one.
+func (h *handler) route(w http.ResponseWriter, r *http.Request, user string, body []byte) {
 	if id := r.Header.Get(sessionIDHeader); id != "" {
 		h.mu.Lock()
 		s := h.sessions[id]
@@ -237,24 +247,26 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		// A POST or DELETE under way keeps the session from being closed
-		// to make room; a GET's event stream, held open for the whole
-		// session, does not.
+		// to make room, and counts as its use; a GET's event stream, which
+		// the client opens on its own and holds for the whole session,
+		// does neither.
 		busy := r.Method != http.MethodGet
 		if busy {
 			s.active++
+			h.tick++
+			s.last = h.tick
 		}
-		h.tick++
-		s.last = h.tick
 		t := s.t
 		t.refs++
 		h.mu.Unlock()
 		t.sdk.ServeHTTP(w, r)
 		h.mu.Lock()
 		if busy {
+			// Its use is when it came: an answer may reach the client, and
+			// the client send its next request to another session, before
+			// this handler returns.
 			s.active--
 		}
-		h.tick++
-		s.last = h.tick
 		h.mu.Unlock()
 		h.release(t)
 		return
@@ -544,7 +556,9 @@ func readBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) ([]
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		http.Error(w, fmt.Sprintf("request body exceeds %d bytes", tooLarge.Limit), http.StatusRequestEntityTooLarge)
+		// A JSON-RPC error, as every answer to a POST is; a GET or DELETE
+		// has no body to speak of.
+		writeError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("the request body exceeds %d bytes", tooLarge.Limit))
 		return nil, false
 	case err != nil:
 		w.Header().Set("Connection", "close")

@@ -307,7 +307,7 @@ func TestHTTPMaxSessionsClosesLongestIdle(t *testing.T) {
 	}
 	d := connect()
 	if got := next(); got != "mcp:"+b.ID() {
-		t.Fatalf("conversation %q ended, want b's, mcp:%s", got, b.ID())
+		t.Fatalf("conversation %q ended, want b's, mcp:%s (a %s c %s d %s)", got, b.ID(), a.ID(), c.ID(), d.ID())
 	}
 	if n := mcpserver.LiveSessions(h); n != 3 {
 		t.Errorf("%d live sessions, want 3", n)

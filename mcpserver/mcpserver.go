@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -47,9 +46,8 @@ type Options struct {
 	// Name is the server's name in the MCP handshake. "" means "mdmemory".
 	Name string
 
-	// Version is the server's version in the MCP handshake. "" means the
-	// version of this module as the running binary was built with it, or
-	// "devel" when it has none.
+	// Version is the server's version in the MCP handshake. "" means
+	// [Version]: the version the running binary was built at.
 	Version string
 
 	// Instructions are the server's instructions to the client, which many
@@ -108,9 +106,19 @@ type Options struct {
 // to it, over any transport of the go-sdk: run it on standard input and
 // output with
 //
-//	err := mcpserver.New(store, nil).Run(ctx, &mcp.StdioTransport{})
+//	err := mcpserver.New(store, nil).Run(ctx, mcpserver.StdioTransport(os.Stdin, os.Stdout))
 //
-// or serve it over HTTP with [Handler]. A nil opts gives the defaults.
+// ([StdioTransport] answers a malformed line with a JSON-RPC error where
+// the SDK's mcp.StdioTransport ends the session), or serve it over HTTP
+// with [Handler] (or many users' memories with [UsersHandler]). A nil
+// opts gives the defaults.
+//
+// The server advertises the tools and prompts capabilities, and resources
+// without listChanged: memory files come and go on disk, by hand too,
+// without the server knowing, so it never sends
+// notifications/resources/list_changed; clients list the resources again
+// when they need them. Its version in the handshake is [Version] unless
+// Options.Version says otherwise.
 //
 // The server offers:
 //
@@ -161,7 +169,7 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 		o.Name = "mdmemory"
 	}
 	if o.Version == "" {
-		o.Version = moduleVersion()
+		o.Version = Version()
 	}
 	if o.Instructions == "" {
 		o.Instructions = defaultInstructions
@@ -170,8 +178,14 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
 		Logger:       o.Logger,
-		// No logging capability: the server sends no log messages.
-		Capabilities: &mcp.ServerCapabilities{},
+		// The SDK infers tools and prompts, with listChanged, which it
+		// honours when a host adds or removes one. It would infer
+		// resources with listChanged too; but memory files come and go
+		// on disk, by hand as well as through the tools, without the
+		// server knowing, so it never sends
+		// notifications/resources/list_changed and does not say it
+		// would. No logging: the server sends no log messages.
+		Capabilities: &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}},
 	})
 	for _, t := range store.Tools() {
 		s.AddTool(&mcp.Tool{
@@ -367,22 +381,3 @@ func annotations(name string) *mcp.ToolAnnotations {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// moduleVersion returns this module's version as the running binary was
-// built with it, or "devel".
-func moduleVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	const path = "github.com/mdmemory/memory/mcpserver"
-	if bi.Main.Path == path && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	for _, d := range bi.Deps {
-		if d.Path == path && d.Version != "" && d.Version != "(devel)" {
-			return d.Version
-		}
-	}
-	return "devel"
-}

@@ -15,6 +15,7 @@
 //	check           lint what a person edited; exit status 1 when something needs fixing
 //	stats           the facts against their budget, entries per month, prompt sizes
 //	mcp             the MCP server: on standard input and output, or --http ADDR
+//	version         mdmemory's version (also --version)
 //	help [COMMAND]  this text, or a command's
 //
 // Every command takes --dir (default $MDMEMORY_DIR, or data/memory): a
@@ -28,6 +29,12 @@
 // prefix. They open a directory as every Store does, which makes its empty
 // lock file, .lock, when it has none yet, and removes the temporary files a
 // crash of a writer left behind (.NAME.md.tmp-*, never a person's file).
+//
+// "mdmemory version" and "mdmemory --version" print one line, "mdmemory"
+// and the version the binary was built at: the module's version, a
+// pseudo-version naming the commit, or "devel" (see
+// github.com/mdmemory/memory/mcpserver.Version); the MCP server reports
+// the same in its handshake.
 //
 // The exit status is 0 on success, 1 when the command failed (the message
 // is one line, "mdmemory: ...", on standard error) or check found a
@@ -49,6 +56,7 @@ import (
 	"syscall"
 
 	"github.com/mdmemory/memory"
+	"github.com/mdmemory/memory/mcpserver"
 )
 
 func main() {
@@ -119,6 +127,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	var sf storeFlags
 	top := newFlagSet(programName)
 	sf.register(top)
+	showVersion := top.Bool("version", false, "print mdmemory's version and exit")
 	switch err := top.Parse(args); {
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprint(stdout, mainUsage())
@@ -127,12 +136,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return usageError(stderr, "", err.Error())
 	}
 	args = top.Args()
+	if *showVersion {
+		fmt.Fprintln(stdout, programName, mcpserver.Version())
+		return exitOK
+	}
 	if len(args) == 0 {
 		return usageError(stderr, "", "no command given")
 	}
 	name, args := args[0], args[1:]
-	if name == "help" {
+	switch name {
+	case "help":
 		return help(args, stdout, stderr)
+	case "version":
+		if len(args) > 0 {
+			return usageError(stderr, "version", fmt.Sprintf("too many arguments: %q", strings.Join(args, " ")))
+		}
+		fmt.Fprintln(stdout, programName, mcpserver.Version())
+		return exitOK
 	}
 	i := slices.IndexFunc(commands(), func(c *command) bool { return c.name == name })
 	if i < 0 {
@@ -257,6 +277,7 @@ Commands:
 	for _, c := range commands() {
 		fmt.Fprintf(&b, "  %-16s %s\n", strings.TrimSpace(c.name+" "+c.args), c.summary)
 	}
+	fmt.Fprintf(&b, "  %-16s %s\n", "version", "mdmemory's version (also --version)")
 	fmt.Fprintf(&b, "  %-16s %s\n", "help [COMMAND]", "this text, or a command's")
 	b.WriteString(`
 Flags of every command:

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mdmemory/memory/mcpserver"
 )
 
@@ -28,6 +26,8 @@ Without --http, it speaks MCP on standard input and output, one conversation
 for the process, until standard input closes: the form a client's
 configuration starts it in, such as
   {"command": "mdmemory", "args": ["mcp", "--dir", "/home/me/memory"]}.
+A line that is not a JSON-RPC message is answered with a JSON-RPC error
+(-32700 or -32600), and the server goes on.
 
 With --http ADDR, it serves the streamable HTTP transport at http://ADDR/,
 one conversation per MCP session, until it is interrupted; it says where it
@@ -86,8 +86,9 @@ It creates the directory when it does not exist.`,
 					return err
 				}
 				defer close()
-				t := &mcp.IOTransport{Reader: io.NopCloser(os.Stdin), Writer: nopWriteCloser{e.stdout}}
-				err = mcpserver.New(s, nil).Run(ctx, t)
+				// A malformed line is answered with a JSON-RPC error, and the
+				// server goes on.
+				err = mcpserver.New(s, nil).Run(ctx, mcpserver.StdioTransport(os.Stdin, e.stdout))
 				if errors.Is(err, io.EOF) || ctx.Err() != nil {
 					return nil // the client closed standard input, or we were interrupted
 				}
@@ -214,10 +215,3 @@ func (l *listFlag) Set(v string) error {
 	}
 	return nil
 }
-
-// nopWriteCloser is a Writer with a Close that does nothing: the MCP
-// transport closes its writer when the session ends, and standard output
-// belongs to the process.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mdmemory/memory"
+	"github.com/mdmemory/memory/mcpserver"
 )
 
 // mdmemoryCmd is mdmemory as a process of its own: this test binary,
@@ -149,4 +152,88 @@ func TestMCPUsage(t *testing.T) {
 	defer cancel()
 	r := mdmCtx(t, ctx, nil, "mcp", "--dir", dir, "--http", "127.0.0.1:-1")
 	require.Contains(t, r.failed(t), "mdmemory: listen tcp")
+}
+
+// TestMCPStdioMalformedInput: "mdmemory mcp" answers each line that is not
+// a JSON-RPC message it can take with a JSON-RPC error, "id": null, and
+// goes on serving; the end of its input still ends it with status 0.
+func TestMCPStdioMalformedInput(t *testing.T) {
+	dir := sample(t)
+	cmd := mdmemoryCmd("mcp", "--dir", dir)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	outPipe, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	out := bufio.NewReader(outPipe)
+	type message struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	exchange := func(line string) message {
+		t.Helper()
+		_, err := io.WriteString(in, line+"\n")
+		require.NoError(t, err)
+		answer, err := out.ReadString('\n')
+		require.NoError(t, err, "stderr: %s", stderr.String())
+		var m message
+		require.NoError(t, json.Unmarshal([]byte(answer), &m), answer)
+		return m
+	}
+
+	m := exchange(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	require.Nil(t, m.Error)
+	_, err = io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		line string
+		code int
+	}{
+		{`not json`, -32700},
+		{`{}`, -32600},
+		{`{"jsonrpc":"2.0","id":2,"method":"ping"`, -32700},
+		{`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, -32600},
+		{`{"jsonrpc":"2.0","id":[1],"method":"ping"}`, -32600},
+		{`[{"jsonrpc":"2.0","id":3,"method":"ping"}]`, -32600},
+	} {
+		m := exchange(c.line)
+		require.NotNil(t, m.Error, c.line)
+		require.Equal(t, c.code, m.Error.Code, c.line)
+		require.Equal(t, "null", string(m.ID), c.line)
+		m = exchange(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+		require.Nil(t, m.Error, "a ping after %s", c.line)
+		require.Equal(t, `"after"`, string(m.ID))
+	}
+	m = exchange(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"memory_read","arguments":{"path":"facts/user.md"}}}`)
+	require.Nil(t, m.Error)
+	require.Contains(t, string(m.Result), "Jianjun")
+
+	require.NoError(t, in.Close())
+	require.NoError(t, cmd.Wait(), "stderr: %s", stderr.String())
+	require.Empty(t, stderr.String())
+}
+
+// TestVersion: "mdmemory --version" and "mdmemory version" print one line,
+// mdmemory and the version the MCP server reports, and exit 0.
+func TestVersion(t *testing.T) {
+	want := "mdmemory " + mcpserver.Version() + "\n"
+	require.Regexp(t, `^mdmemory (devel|v\S+)\n$`, want)
+	require.Equal(t, want, mdm(t, nil, "--version").ok(t))
+	require.Equal(t, want, mdm(t, nil, "version").ok(t))
+	require.Equal(t, want, mdm(t, nil, "--dir", "x", "--version").ok(t))
+	require.Equal(t, 2, mdm(t, nil, "version", "extra").code)
+	require.Contains(t, mdm(t, nil, "help").ok(t), "\n  version ")
+
+	// The server says the same in its handshake.
+	cmd := mdmemoryCmd("mcp", "--dir", t.TempDir())
+	cs, err := newClient().Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	require.Equal(t, mcpserver.Version(), cs.InitializeResult().ServerInfo.Version)
 }

@@ -611,7 +611,9 @@ func (s *Store) readFile(ctx context.Context, op string, t target) ([]byte, stri
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, "", nil
 	case errors.Is(err, errOutside):
-		return nil, "", modelErr(op, t.path, ErrInvalidPath, t.path+" is a symbolic link that leads outside the memory directory", "; it cannot be used")
+		err := modelErr(op, t.path, ErrInvalidPath, t.path+" is a symbolic link that leads outside the memory directory", "; it cannot be used")
+		err.(*Error).link = true
+		return nil, "", err
 	default:
 		return nil, "", hostErr(op, t.path, err)
 	}

@@ -125,6 +125,29 @@ func markerLen(s string) int {
 	return n
 }
 
+// The one frame every prompt puts around text memory holds: a fact file, a
+// topic, an entry, a list of summaries. What a frame holds was written by
+// a person, an earlier task or another agent, and is data, never
+// instructions; the frame says where it starts and ends, so that no text
+// inside can pass for the prompt's own.
+
+// frameLines returns the lines that open and close a frame:
+// <tag attrs version="v"> and </tag version="v">, each ending in a newline.
+// v is the version (see [Version]) of the framed text or of the file it
+// is the start of: a hash the text cannot contain, so nothing inside can
+// forge the closing line and end the frame early. attrs, when not empty,
+// starts with a space: ` path="facts/user.md"`.
+func frameLines(tag, attrs, v string) (open, closing string) {
+	return "<" + tag + attrs + ` version="` + v + "\">\n", "</" + tag + ` version="` + v + "\">\n"
+}
+
+// frame returns text, which ends in a newline, in its frame, versioned by
+// the text itself.
+func frame(tag, attrs, text string) string {
+	open, closing := frameLines(tag, attrs, Version(text))
+	return open + text + closing
+}
+
 // isText reports whether a file's bytes are text the model can be shown
 // and patch as they are: valid UTF-8 with no NUL byte.
 func isText(b []byte) bool { return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0 }

@@ -511,6 +511,33 @@ func TestIndexMessageManyTopics(t *testing.T) {
 	shown := strings.Count(msg, "- world/topic-")
 	require.Contains(t, msg, fmt.Sprintf("(%d more world topics", 30-shown))
 	require.Less(t, strings.Index(msg, "more world topics"), strings.Index(msg, "episodes/2025-03.md"))
+	requireFramed(t, msg, "topics", "- world/topic-00.md (")
+	require.Less(t, strings.Index(msg, "</topics version="), strings.Index(msg, "more world topics"), "the line of topics not shown is the index's own, after the frame")
+
+	// The frame counts in the budget while a topic is shown; with none
+	// shown, neither it nor the line before it is there.
+	least := func(budget int) string {
+		o, _ := openWorld(t, t.TempDir(), &memory.Options{IndexBudget: budget})
+		require.NoError(t, o.Append(ctx, "facts/user.md", "- Name: Zhang San", ""))
+		for i := range 3 {
+			require.NoError(t, o.Append(ctx, fmt.Sprintf("world/topic-%02d.md", i), fmt.Sprintf("- Subject %d: the %dth thing", i, i), ""))
+		}
+		msg, err := o.IndexMessage(ctx)
+		require.NoError(t, err)
+		return msg
+	}
+	none := least(1)
+	require.NotContains(t, none, "<topics")
+	require.NotContains(t, none, "World topics, shared")
+	require.Contains(t, none, "- (3 more world topics not shown;")
+	all := least(10000)
+	for budget := len([]rune(none)); budget <= len([]rune(all)); budget += 7 {
+		msg := least(budget)
+		require.LessOrEqual(t, len([]rune(msg)), budget, msg)
+		if strings.Contains(msg, "- world/topic-") {
+			requireFramed(t, msg, "topics", "- world/topic-00.md (")
+		}
+	}
 }
 
 // TestWorldBackendDown: when the shared backend cannot read for a reason

@@ -26,9 +26,8 @@ import (
 // place of the bytes that are not, and says so.
 
 // maxNesting bounds how deep blockquotes and lists in model text nest:
-// deeper nesting serves no memory, and parsing it costs more than linear
-// time, under the lock, at every later change of the file.
-const maxNesting = 32
+// deeper nesting serves no memory (see markdown.MaxNesting).
+const maxNesting = markdown.MaxNesting
 
 // checkText refuses text from the model that no memory file may hold.
 func checkText(op, p, what, text string) error {
@@ -42,7 +41,7 @@ func checkText(op, p, what, text string) error {
 	case loneCR(text):
 		return modelErr(op, p, ErrInvalidContent, what+` contains a carriage return (\r) that does not end a line with \n`, `; end lines with \n only`)
 	}
-	if n := nesting(text); n > maxNesting {
+	if n := markdown.Nesting(text); n > maxNesting {
 		return modelErr(op, p, ErrInvalidContent, fmt.Sprintf("%s nests blockquotes or lists %d levels deep", what, n), fmt.Sprintf("; memory files keep to %d levels", maxNesting))
 	}
 	return nil
@@ -71,58 +70,6 @@ func loneCR(text string) bool {
 		i += 1 + next
 	}
 	return false
-}
-
-// nesting returns the deepest nesting of container blocks that any line of
-// text opens with its prefix: '>' and list markers ("-", "*", "+", "1.",
-// "1)"), each after at most three spaces and followed by spaces or tabs.
-// It counts the markers of a line's prefix, so it may count a little more
-// than CommonMark would (a thematic break "- - -"), never less.
-func nesting(text string) int {
-	deepest := 0
-	for line := range strings.Lines(text) {
-		depth := 0
-		for {
-			i := 0
-			for i < len(line) && i < 3 && line[i] == ' ' {
-				i++
-			}
-			n := markerLen(line[i:])
-			if n == 0 {
-				break
-			}
-			depth++
-			line = strings.TrimLeft(line[i+n:], " \t")
-		}
-		deepest = max(deepest, depth)
-	}
-	return deepest
-}
-
-// markerLen returns the length of the container marker s starts with: ">",
-// or a list marker followed by a space, a tab or the end of the line; 0
-// when it starts with none.
-func markerLen(s string) int {
-	if strings.HasPrefix(s, ">") {
-		return 1
-	}
-	n := 0
-	switch {
-	case s != "" && strings.IndexByte("-*+", s[0]) >= 0:
-		n = 1
-	default:
-		for n < len(s) && n < 9 && '0' <= s[n] && s[n] <= '9' {
-			n++
-		}
-		if n == 0 || n == len(s) || s[n] != '.' && s[n] != ')' {
-			return 0
-		}
-		n++
-	}
-	if n < len(s) && s[n] != ' ' && s[n] != '\t' && s[n] != '\n' && s[n] != '\r' {
-		return 0
-	}
-	return n
 }
 
 // The one frame every prompt puts around text memory holds: a fact file, a

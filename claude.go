@@ -278,10 +278,9 @@ func decodeViewRange(raw json.RawMessage) ([]int, string) {
 
 // claudePath is a /memories path seen through the store's grammar.
 type claudePath struct {
-	shown    string // the path for messages, resolved: "/memories/facts/user.md"
-	rel      string // the store's path: "facts/user.md"; "", "facts", "episodes" or "world" for a folder
-	dir      bool
-	writable bool // a file the memory tool may create (not persona.md, not an archived original)
+	shown string // the path for messages, resolved: "/memories/facts/user.md"
+	rel   string // the store's path: "facts/user.md"; "", "facts", "episodes" or "world" for a folder
+	dir   bool
 }
 
 // claudeResolve maps a memory tool path to the store, for command cmd; it
@@ -317,8 +316,7 @@ func (s *Store) claudeResolve(cmd, p string) (claudePath, string) {
 		}
 		return claudePath{}, "The path " + shown + " does not exist. Please provide a valid path. " + claudeClause(me.what, rel) + ". Memory here is a closed set of files: " + s.claudeFiles()
 	}
-	_, err := s.resolve("write", rel)
-	return claudePath{shown: claudeRoot + "/" + rel, rel: rel, writable: err == nil}, ""
+	return claudePath{shown: claudeRoot + "/" + rel, rel: rel}, ""
 }
 
 // claudeClause words a clause of the store's errors about the path rel as
@@ -789,8 +787,10 @@ func (s *Store) claudeMissing(ctx context.Context, cp claudePath) string {
 		return msg + " " + parts
 	case cp.rel == personaFile:
 		return msg + " " + claudeRoot + "/" + personaFile + " is the person's own file, written by hand: there is none, and it cannot be created here"
-	case !cp.writable:
+	case strings.HasPrefix(cp.rel, episodesDir+"/"+archiveDir+"/"):
 		return msg + " " + claudeRoot + "/" + episodesDir + "/" + archiveDir + "/ keeps the original entries of the months that were compacted, and nothing can be created there: view " + claudeRoot + "/" + episodesDir + " for the months there are"
+	case isPart(cp.rel):
+		return msg + " A month's full parts are made only when its file is full, never by create: view " + claudeRoot + "/" + episodesDir + " for the months and parts there are"
 	}
 	return msg + " It can be made with create."
 }

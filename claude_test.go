@@ -709,8 +709,9 @@ func TestClaudeMemoryIgnoredKeys(t *testing.T) {
 // TestClaudeMemoryMissing: a command on a memory file that does not exist
 // gets the reference's sentence with its full stop, then what can be done:
 // create for a file the tool may make, but not for persona.md (the
-// person's own file) or an original under episodes/archive/, which no
-// command can make; a month's older parts when it has some.
+// person's own file), an original under episodes/archive/ or a month's
+// full part, which create cannot make; a month's older parts when it has
+// some.
 func TestClaudeMemoryMissing(t *testing.T) {
 	s, dir := claudeStore(t, nil)
 	writeFile(t, dir, "episodes/2025-12.001.md", "# 2025-12 Episodes\n\n> Summary: part\n")
@@ -724,6 +725,10 @@ func TestClaudeMemoryMissing(t *testing.T) {
 			"The path /memories/episodes/archive/2025-09.md does not exist. Please provide a valid path. /memories/episodes/archive/ keeps the original entries of the months that were compacted, and nothing can be created there: view /memories/episodes for the months there are"},
 		{"an archived part", cmd("command", "view", "path", "/memories/episodes/archive/2025-09.002.md"),
 			"The path /memories/episodes/archive/2025-09.002.md does not exist. Please provide a valid path. /memories/episodes/archive/ keeps the original entries"},
+		{"a part", cmd("command", "view", "path", "/memories/episodes/2025-12.002.md"),
+			"The path /memories/episodes/2025-12.002.md does not exist. Please provide a valid path. A month's full parts are made only when its file is full, never by create: view /memories/episodes for the months and parts there are"},
+		{"str_replace in a part", cmd("command", "str_replace", "path", "/memories/episodes/2025-12.002.md", "old_str", "a", "new_str", "b"),
+			"The path /memories/episodes/2025-12.002.md does not exist. Please provide a valid path. A month's full parts"},
 		{"persona", cmd("command", "view", "path", "/memories/persona.md"),
 			"The path /memories/persona.md does not exist. Please provide a valid path. /memories/persona.md is the person's own file, written by hand: there is none, and it cannot be created here"},
 		{"a month with parts", cmd("command", "view", "path", "/memories/episodes/2025-12.md"),

@@ -119,7 +119,7 @@ func TestParseDeepNesting(t *testing.T) {
 // Parse gives the same structure for a text and for its capped form.
 func FuzzCapNesting(f *testing.F) {
 	for _, s := range []string{
-		"", "# T\n\n> Summary: s\n", deepQuote(40), deepList(40), indentedList(80),
+		"", "# T\n\n> Summary: s\n", deepQuote(40), deepList(40), indentedList(20),
 		"- - - - -\n", "> \t> \t" + strings.Repeat("1) ", 35) + "\r\n", strings.Repeat(" ", 300) + "x",
 	} {
 		f.Add(s)

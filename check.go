@@ -393,7 +393,7 @@ func (c *checker) text(p string, d *markdown.Doc) {
 	line := 0
 	for l := range bytes.Lines(src) {
 		line++
-		if n := nesting(string(l)); n > maxNesting {
+		if n := markdown.Nesting(string(l)); n > maxNesting {
 			c.add(p, line, fmt.Sprintf("nests lists or blockquotes %d levels deep, more than the %d an agent may write: it cannot write the file whole", n, maxNesting),
 				"Flatten the nesting.")
 			break

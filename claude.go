@@ -48,46 +48,19 @@ import (
 //     the change (with line numbers):"; "Invalid `insert_line` parameter: N.
 //     It should be within the range of lines of the file: [0, n]" (the
 //     TypeScript wording, which the documentation gives); "The file {path}
-//     has been edited."; "Path must start with /memories, got: …"; "Path …
-//     would escape /memories directory";
+//     has been edited."; "The path {path} is not a file."; "Path must
+//     start with /memories, got: …"; "Path … would escape /memories
+//     directory"; "Path would escape /memories directory via symlink"; and
+//     the paths resolved before use (Path.resolve, path.resolve), the keys
+//     of the input no command takes ignored;
 //   - for view_range, which the memory tool's reference implementations do
 //     not check, the checks and wording of Anthropic's text editor tool
 //     (anthropic-quickstarts, computer-use-demo tools/edit.py): "Invalid
 //     `view_range`: [a, b]. Its first element `a` should be within the range
 //     of lines of the file: [1, n]", and so on.
 //
-// Where this store differs from the reference, on purpose:
-//   - The files are a closed set (facts/<configured names>, one
-//     episodes/YYYY-MM.md a month and its full parts). A directory view
-//     lists only those, and says so; create of another path, delete and
-//     rename are refused with a model error that explains the set and what
-//     to do instead.
-//   - create replaces a file that exists (the reference refuses it), as the
-//     memory tool's first documented behaviour did: with a closed set of
-//     files it is the only way to rewrite one. Like memory_write, it may
-//     replace only a file this conversation has viewed whole since it last
-//     changed; str_replace and insert likewise need such a view, as
-//     memory_patch needs a read. A view with a view_range that leaves out
-//     lines does not count.
-//   - Lines are a file's lines as a person counts them: "a\nb\n" has two
-//     lines, not three (the reference splits on "\n" and counts an empty
-//     last one). insert_line goes from 0 to that count, and the file keeps
-//     ending with a newline.
-//   - str_replace is one literal patch, as memory_patch makes it: old_str
-//     must occur exactly once, overlapping occurrences counted. Several
-//     occurrences name their lines, each line once. The snippet shows the
-//     whole replacement with two lines around it.
-//   - A view shows at most readMax bytes of lines at once and then says how
-//     to view the rest; a file that is not text (NUL bytes, invalid UTF-8)
-//     is shown with U+FFFD and can only be replaced whole.
-//   - create of a file without a "# " title or "> Summary:" line gets them,
-//     as memory_write does, and the result says so: line numbers shift.
-//   - A folder's size in a directory view is the sum of its memory files'
-//     sizes, not the size of the folder's own entry (4.0K on most disks).
-//   - Error texts start with the reference's sentence where it has one and
-//     then say what to do here (view first, the closed set of files, the
-//     budget); the "Error: " prefix is left to the caller, as
-//     ToolResult.Content and the SDKs' tool runners add it.
+// Where this store differs from the reference is listed in the doc comment
+// of Session.ClaudeMemory, every difference, as the contract a host reads.
 
 // claudeRoot is where the memory tool's paths start.
 const claudeRoot = "/memories"
@@ -127,15 +100,73 @@ type claudeCommand struct {
 // memory files with their sizes or shows a file's numbered lines (honouring
 // view_range), create writes a whole file, str_replace is one patch, insert
 // adds lines after insert_line; delete and rename are refused, as the files
-// are a closed set, with a text that says what to do instead. The result
-// texts and errors are worded as Anthropic's reference implementation
-// (BetaLocalFilesystemMemoryTool of its Python and TypeScript SDKs) words
-// them. Where this store differs: create also replaces a file the
-// conversation has viewed (the reference refuses any existing file); lines
-// are counted as a person counts them ("a\nb\n" has two); a view shows
-// about 128 KiB of lines at once and says how to see the rest; a folder's
-// size is that of its memory files. The comment at the top of claude.go
-// lists the sources and every difference.
+// are a closed set, with a text that says what to do instead.
+//
+// It behaves as Anthropic's reference implementation
+// (BetaLocalFilesystemMemoryTool of its Python and TypeScript SDKs) behaves
+// wherever none of the store's guarantees is at stake: paths are resolved
+// as the reference resolves them (doubled slashes, "." segments, a trailing
+// slash, ".." that stays inside /memories), keys a command does not take
+// are ignored, and results and errors are worded as the reference words
+// them: an error starts with the reference's sentence, full stop included,
+// when it has one ("The path /memories/x does not exist. Please provide a
+// valid path.", "Path would escape /memories directory via symlink"), then
+// says what to do here. Every difference that remains:
+//   - The files are a closed set: the configured fact files, procedures.md,
+//     persona.md (read only), one episodes/YYYY-MM.md a month with its full
+//     parts, world/<topic>.md with shared world topics, and the read-only
+//     originals of compacted months under episodes/archive/. A directory
+//     view lists only the memory files (neither a person's other files nor
+//     episodes/archive/), with a note on the set after the listing;
+//     create of another path, delete and rename are refused with a model
+//     error that explains the set and what to do instead. Any other path,
+//     such as a folder not in the set, "does not exist".
+//   - create replaces a file that exists (the reference refuses any
+//     existing file, "File … already exists"): with a closed set it is the
+//     only way to rewrite one. Like memory_write, it may replace only a
+//     file this conversation has viewed whole since it last changed;
+//     str_replace and insert likewise need such a view, as memory_patch
+//     needs a read (the reference has no such guard). A view with a
+//     view_range that leaves out lines does not count. create on a folder
+//     says the path is a directory.
+//   - create of a file without a "# " title or "> Summary:" line gets them,
+//     as memory_write does, and the result says so: line numbers shift.
+//   - Lines are a file's lines as a person counts them: "a\nb\n" has two
+//     lines, not three (the reference splits on "\n" and counts an empty
+//     last one). insert_line goes from 0 to that count, and the file keeps
+//     ending with a newline. The insert_line error has the TypeScript
+//     wording ("… within the range of lines of the file: [0, n]").
+//   - str_replace is one literal patch, as memory_patch makes it: old_str
+//     must occur exactly once, overlapping occurrences counted (the Python
+//     reference counts them apart, the TypeScript one counts lines that
+//     hold it), and an empty old_str is refused. Several occurrences name
+//     their lines, each line once. The snippet shows the whole replacement
+//     with two lines around it.
+//   - view_range, which the reference does not check, is checked with the
+//     words of Anthropic's text editor tool ("Invalid `view_range`: …").
+//   - A view shows at most about 128 KiB of lines at once, then says how to
+//     view the rest (the reference has a limit of 999,999 lines instead);
+//     a file that is not text (NUL bytes, invalid UTF-8) is shown with
+//     U+FFFD and can only be replaced whole.
+//   - A folder's size in a directory view is the sum of its memory files'
+//     sizes, not the size of the folder's own entry (4.0K on most disks);
+//     the header is the TypeScript one ("excluding hidden items and
+//     node_modules").
+//   - Results name a path as it resolves (/memories/facts/user.md for
+//     /memories/facts//user.md; /memories for /memories/), where the
+//     reference repeats the path as it was given; errors about a path that
+//     names no memory file repeat it as given, as the reference does.
+//     ".." is resolved on the path's text, not after following links, and
+//     a path such as /memoriesx, which the reference reads as
+//     /memories/x, must start with /memories/.
+//   - A link that leads out of the memory directory is refused with the
+//     reference's sentence followed by the /memories path and what to do;
+//     the store follows no other link the reference would (a folder below
+//     the top level that is a link).
+//   - An input without a required argument, or with one of the wrong type,
+//     is a model error that names the argument, where the reference fails
+//     with its language's exception. The "Error: " prefix is left to the
+//     caller, as ToolResult.Content and the SDKs' tool runners add it.
 //
 // Changes keep every guarantee of the memory_* tools: the facts budget,
 // atomic replacement, the grammar, and the conversation's guard: create
@@ -197,16 +228,8 @@ func decodeClaude(raw json.RawMessage) (claudeCommand, string) {
 	if !ok {
 		return cmd, fmt.Sprintf("Unknown command %q: the memory tool's commands are %s", cut(cmd.Command, 40), claudeCommands)
 	}
-	var unknown []string
-	for k := range keys {
-		if k != "command" && !slices.Contains(fields, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return cmd, fmt.Sprintf("unknown argument %q for %s; it takes only command, %s", cut(unknown[0], 100), cmd.Command, strings.Join(fields, ", "))
-	}
+	// Other keys are ignored, as the reference ignores them: a model may
+	// send an argument of another command, or one a later version adds.
 	strs := map[string]*string{
 		"path": &cmd.Path, "file_text": &cmd.FileText, "old_str": &cmd.OldStr, "new_str": &cmd.NewStr,
 		"insert_text": &cmd.InsertText, "old_path": &cmd.OldPath, "new_path": &cmd.NewPath,
@@ -255,46 +278,58 @@ func decodeViewRange(raw json.RawMessage) ([]int, string) {
 
 // claudePath is a /memories path seen through the store's grammar.
 type claudePath struct {
-	shown string // the path for messages: "/memories/facts/user.md"
+	shown string // the path for messages, resolved: "/memories/facts/user.md"
 	rel   string // the store's path: "facts/user.md"; "", "facts", "episodes" or "world" for a folder
 	dir   bool
 }
 
 // claudeResolve maps a memory tool path to the store, for command cmd; it
-// returns a model-facing text when the path is not one.
+// returns a model-facing text when the path is not one. As the reference
+// does, it resolves the path first: doubled slashes, "." segments, a
+// trailing slash and ".." segments that stay inside /memories are resolved
+// (lexically: the store follows no link out of its folder anyway), and a
+// path that leaves /memories is refused. What it resolves to must then be
+// a memory file or folder, by the store's grammar.
 func (s *Store) claudeResolve(cmd, p string) (claudePath, string) {
 	shown := quoteIfOdd(p)
 	rest, ok := strings.CutPrefix(p, claudeRoot)
 	if !ok || (rest != "" && rest[0] != '/') {
 		return claudePath{}, "Path must start with " + claudeRoot + ", got: " + shown + ". The memory files are " + s.claudeFiles()
 	}
-	if slices.Contains(strings.Split(p, "/"), "..") {
-		if clean := path.Clean(p); clean != claudeRoot && !strings.HasPrefix(clean, claudeRoot+"/") {
-			return claudePath{}, "Path " + shown + " would escape " + claudeRoot + " directory"
-		}
+	clean := path.Clean(p)
+	rel, ok := strings.CutPrefix(clean, claudeRoot)
+	if !ok || (rel != "" && rel[0] != '/') {
+		return claudePath{}, "Path " + shown + " would escape " + claudeRoot + " directory"
 	}
-	switch rel := strings.TrimPrefix(rest, "/"); strings.TrimSuffix(rel, "/") {
+	switch rel = strings.TrimPrefix(rel, "/"); rel {
 	case "":
 		return claudePath{shown: claudeRoot, dir: true}, ""
 	case factsDir, episodesDir, s.worldFolder():
-		rel = strings.TrimSuffix(rel, "/")
 		return claudePath{shown: claudeRoot + "/" + rel, rel: rel, dir: true}, ""
-	default:
-		op := map[string]string{"view": "read", "create": "write"}[cmd]
-		if strings.HasPrefix(rel, "/") {
-			return claudePath{}, "The path " + shown + " has an empty segment (a doubled slash). The memory files are " + s.claudeFiles()
-		}
-		if _, err := s.resolve(cmp.Or(op, "patch"), rel); err != nil {
-			var me *Error
-			errors.As(err, &me)
-			lead := "The path " + shown + " does not exist. Please provide a valid path"
-			if cmd == "create" {
-				lead = "File " + shown + " cannot be created"
-			}
-			return claudePath{}, lead + ": " + me.what + ". Memory here is a closed set of files: " + s.claudeFiles()
-		}
-		return claudePath{shown: claudeRoot + "/" + rel, rel: rel}, ""
 	}
+	op := map[string]string{"view": "read", "create": "write"}[cmd]
+	if _, err := s.resolve(cmp.Or(op, "patch"), rel); err != nil {
+		var me *Error
+		errors.As(err, &me)
+		if cmd == "create" {
+			return claudePath{}, "File " + shown + " cannot be created: " + me.what + ". Memory here is a closed set of files: " + s.claudeFiles()
+		}
+		return claudePath{}, "The path " + shown + " does not exist. Please provide a valid path. " + claudeClause(me.what, rel) + ". Memory here is a closed set of files: " + s.claudeFiles()
+	}
+	return claudePath{shown: claudeRoot + "/" + rel, rel: rel}, ""
+}
+
+// claudeClause words a clause of the store's errors about the path rel as
+// a sentence of the memory tool: one that starts with the store's path
+// starts with the /memories path instead, and "the path" gets a capital.
+func claudeClause(what, rel string) string {
+	if rest, ok := strings.CutPrefix(what, quoteIfOdd(rel)+" "); ok {
+		return quoteIfOdd(claudeRoot+"/"+rel) + " " + rest
+	}
+	if rest, ok := strings.CutPrefix(what, "the "); ok {
+		return "The " + rest
+	}
+	return what
 }
 
 // worldFolder is "world" for a store that shares world topics, and ""
@@ -334,17 +369,8 @@ func (c *Session) claudeView(ctx context.Context, p string, rng []int) (ToolResu
 	}
 	return c.do(ctx, "read", func() (ToolResult, error) {
 		text, err := c.s.Read(ctx, cp.rel)
-		if errors.Is(err, ErrNotFound) {
-			msg := "The path " + cp.shown + " does not exist. Please provide a valid path."
-			if parts := c.s.claudeParts(ctx, cp.rel); parts != "" {
-				msg += " " + parts
-			} else {
-				msg += " It can be made with create."
-			}
-			return claudeFail(msg)
-		}
 		if err != nil {
-			return c.claudeError(cp, err)
+			return c.claudeError(ctx, cp, err)
 		}
 		b := []byte(text)
 		lines := splitLines(shownText(b))
@@ -580,7 +606,7 @@ func (c *Session) claudeCreate(ctx context.Context, p, text string) (ToolResult,
 		var old []byte
 		written, err := c.s.write(ctx, cp.rel, text, c.claudeGuard("create", cp, &old))
 		if err != nil {
-			return c.claudeError(cp, err)
+			return c.claudeError(ctx, cp, err)
 		}
 		c.changed(cp.rel, old, written)
 		res := "File created successfully at: " + cp.shown
@@ -616,7 +642,7 @@ func (c *Session) claudeReplace(ctx context.Context, p, oldStr, newStr string) (
 			return claudeFail(claudeNoMatch(cp, string(old), oldStr))
 		}
 		if err != nil {
-			return c.claudeError(cp, err, old)
+			return c.claudeError(ctx, cp, err, old)
 		}
 		c.changed(cp.rel, old, data)
 		// The lines the replacement spans, with two lines around them.
@@ -685,7 +711,7 @@ func (c *Session) claudeInsert(ctx context.Context, p string, line int, text str
 	return c.do(ctx, op, func() (ToolResult, error) {
 		t, end, err := c.s.start(ctx, op, cp.rel)
 		if err != nil {
-			return c.claudeError(cp, err)
+			return c.claudeError(ctx, cp, err)
 		}
 		defer end()
 		var old []byte
@@ -726,7 +752,7 @@ func (c *Session) claudeInsert(ctx context.Context, p string, line int, text str
 			return data, nil
 		})
 		if err != nil {
-			return c.claudeError(cp, err, old)
+			return c.claudeError(ctx, cp, err, old)
 		}
 		c.changed(cp.rel, old, data)
 		return ToolResult{Text: "The file " + cp.shown + " has been edited."}, nil
@@ -741,14 +767,32 @@ type claudeError string
 
 func (e claudeError) Error() string { return string(e) }
 
-// claudeNoFile answers str_replace or insert on a folder: as the
-// documentation says, a file that does not exist.
+// claudeNoFile answers str_replace or insert on a folder, with the
+// reference's sentence.
 func (s *Store) claudeNoFile(cp claudePath) string {
 	world := ""
 	if s.opts.World != nil {
 		world = ", " + claudeRoot + "/" + worldDir + "/<topic>.md"
 	}
-	return "The path " + cp.shown + " does not exist. Please provide a valid path. It is a directory: give the path of a file in it, one of " + claudeRoot + "/" + factsDir + "/…" + world + " or " + claudeRoot + "/" + episodesDir + "/YYYY-MM.md"
+	return "The path " + cp.shown + " is not a file. It is a directory: give the path of a file in it, one of " + claudeRoot + "/" + factsDir + "/…" + world + " or " + claudeRoot + "/" + episodesDir + "/YYYY-MM.md"
+}
+
+// claudeMissing answers a command on a memory file that does not exist:
+// the reference's sentence, then where the month's older entries are, or
+// whether create can make the file.
+func (s *Store) claudeMissing(ctx context.Context, cp claudePath) string {
+	msg := "The path " + cp.shown + " does not exist. Please provide a valid path."
+	switch parts := s.claudeParts(ctx, cp.rel); {
+	case parts != "":
+		return msg + " " + parts
+	case cp.rel == personaFile:
+		return msg + " " + claudeRoot + "/" + personaFile + " is the person's own file, written by hand: there is none, and it cannot be created here"
+	case strings.HasPrefix(cp.rel, episodesDir+"/"+archiveDir+"/"):
+		return msg + " " + claudeRoot + "/" + episodesDir + "/" + archiveDir + "/ keeps the original entries of the months that were compacted, and nothing can be created there: view " + claudeRoot + "/" + episodesDir + " for the months there are"
+	case isPart(cp.rel):
+		return msg + " A month's full parts are made only when its file is full, never by create: view " + claudeRoot + "/" + episodesDir + " for the months and parts there are"
+	}
+	return msg + " It can be made with create."
 }
 
 func claudeNotText(cp claudePath) string {
@@ -783,7 +827,7 @@ func (c *Session) claudeGuard(cmd string, cp claudePath, before *[]byte) guard {
 // claudeError turns an error of the store's operations into the memory
 // tool's result: a model error worded in its terms, or a host error. old,
 // when given, is the file's content the change was made on.
-func (c *Session) claudeError(cp claudePath, err error, old ...[]byte) (ToolResult, error) {
+func (c *Session) claudeError(ctx context.Context, cp claudePath, err error, old ...[]byte) (ToolResult, error) {
 	var ce claudeError
 	var me *Error
 	switch {
@@ -792,7 +836,9 @@ func (c *Session) claudeError(cp claudePath, err error, old ...[]byte) (ToolResu
 	case !errors.As(err, &me):
 		return errResult(err)
 	case errors.Is(err, ErrNotFound):
-		return claudeFail("The path " + cp.shown + " does not exist. Please provide a valid path. It can be made with create.")
+		return claudeFail(c.s.claudeMissing(ctx, cp))
+	case me.link:
+		return claudeFail("Path would escape " + claudeRoot + " directory via symlink: " + cp.shown + " is a symbolic link that leads outside the memory directory, so it cannot be used; nothing was changed. A person must replace the link with the file itself")
 	case errors.Is(err, ErrBudgetExceeded):
 		return claudeFail(me.what + "; nothing was written. Keep only the facts worth loading into every prompt, one short line each: " +
 			"shorten this change, or condense the fact files first (view one, then str_replace its outdated lines or create it again with a shorter text)")

@@ -171,13 +171,13 @@ func TestClaudeMemoryView(t *testing.T) {
 		{name: "an archived original", input: cmd("command", "view", "path", "/memories/episodes/archive/2025-06.md"), want: "Here's the content of /memories/episodes/archive/2025-06.md with line numbers:\n     1\t# 2025-06 Episodes"},
 		{name: "a part", input: cmd("command", "view", "path", "/memories/episodes/2026-02.002.md"), want: "Here's the content of /memories/episodes/2026-02.002.md with line numbers:\n     1\tpart two"},
 		{name: "not a memory file", input: cmd("command", "view", "path", "/memories/notes.md"), isErr: true, prefix: true,
-			want: "The path /memories/notes.md does not exist. Please provide a valid path: notes.md is not a memory file. Memory here is a closed set of files: /memories/facts/user.md, /memories/facts/memory.md, /memories/procedures.md for rules learned from experience, and one file a month, /memories/episodes/YYYY-MM.md (this month's is /memories/episodes/2026-02.md)"},
+			want: "The path /memories/notes.md does not exist. Please provide a valid path. /memories/notes.md is not a memory file. Memory here is a closed set of files: /memories/facts/user.md, /memories/facts/memory.md, /memories/procedures.md for rules learned from experience, and one file a month, /memories/episodes/YYYY-MM.md (this month's is /memories/episodes/2026-02.md)"},
 		{name: "a fact file not configured", input: cmd("command", "view", "path", "/memories/facts/other.md"), isErr: true, prefix: true,
-			want: "The path /memories/facts/other.md does not exist. Please provide a valid path: facts/other.md is not one of the fact files."},
+			want: "The path /memories/facts/other.md does not exist. Please provide a valid path. /memories/facts/other.md is not one of the fact files."},
 		{name: "not a month", input: cmd("command", "view", "path", "/memories/episodes/2026-13.md"), isErr: true, prefix: true,
-			want: "The path /memories/episodes/2026-13.md does not exist. Please provide a valid path: episodes/2026-13.md is not a month file"},
+			want: "The path /memories/episodes/2026-13.md does not exist. Please provide a valid path. /memories/episodes/2026-13.md is not a month file"},
 		{name: "another folder", input: cmd("command", "view", "path", "/memories/episodes/archive"), isErr: true, prefix: true,
-			want: "The path /memories/episodes/archive does not exist. Please provide a valid path: "},
+			want: "The path /memories/episodes/archive does not exist. Please provide a valid path. /memories/episodes/archive is not a month file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := claude(t, s.NewSession(), tc.input)
@@ -378,7 +378,7 @@ func TestClaudeMemoryStrReplace(t *testing.T) {
 		{name: "missing file", path: "/memories/facts/memory.md", old: "a", new: "b", isErr: true,
 			want: "The path /memories/facts/memory.md does not exist. Please provide a valid path. It can be made with create."},
 		{name: "a folder", path: "/memories/facts", old: "a", new: "b", isErr: true,
-			want: "The path /memories/facts does not exist. Please provide a valid path. It is a directory: give the path of a file in it, one of /memories/facts/… or /memories/episodes/YYYY-MM.md"},
+			want: "The path /memories/facts is not a file. It is a directory: give the path of a file in it, one of /memories/facts/… or /memories/episodes/YYYY-MM.md"},
 		{name: "over the budget", before: viewUser, old: "- Likes: tea", new: "- Likes: " + strings.Repeat("tea ", 30), isErr: true,
 			want: "facts/ would be 222 bytes, over the 200-byte budget (it is 105 bytes now: facts/user.md has 105); nothing was written. Keep only the facts worth loading into every prompt, one short line each: shorten this change, or condense the fact files first (view one, then str_replace its outdated lines or create it again with a shorter text)"},
 		{name: "a lone carriage return", before: viewUser, old: "tea", new: "te\ra", isErr: true,
@@ -495,10 +495,10 @@ func TestClaudeMemoryInsertGuard(t *testing.T) {
 	require.Equal(t, memory.ToolResult{IsError: true, Text: "The path /memories/facts/memory.md does not exist. Please provide a valid path. It can be made with create."}, r)
 	r = ins("/memories/episodes")
 	require.True(t, r.IsError)
-	require.True(t, strings.HasPrefix(r.Text, "The path /memories/episodes does not exist. Please provide a valid path. It is a directory"), r.Text)
+	require.True(t, strings.HasPrefix(r.Text, "The path /memories/episodes is not a file. It is a directory"), r.Text)
 	r = ins("/memories/x.md")
 	require.True(t, r.IsError)
-	require.True(t, strings.HasPrefix(r.Text, "The path /memories/x.md does not exist. Please provide a valid path: x.md is not a memory file."), r.Text)
+	require.True(t, strings.HasPrefix(r.Text, "The path /memories/x.md does not exist. Please provide a valid path. /memories/x.md is not a memory file."), r.Text)
 	require.Equal(t, userFacts, readFile(t, dir, "facts/user.md"))
 }
 
@@ -603,13 +603,11 @@ func TestClaudeMemoryInput(t *testing.T) {
 		{`{"command":"view"}`, "missing required argument path for view"},
 		{`{"command":"view","path":null}`, "missing required argument path for view"},
 		{`{"command":"view","path":3}`, "path must be a string, not a number"},
-		{`{"command":"view","path":"/memories","file_text":"x"}`, `unknown argument "file_text" for view; it takes only command, path, view_range`},
 		{`{"command":"create","path":"/memories/facts/user.md"}`, "missing required argument file_text for create"},
 		{`{"command":"insert","path":"/memories/facts/user.md","insert_line":"2","insert_text":"x"}`, "insert_line must be a whole number, not a string"},
 		{`{"command":"insert","path":"/memories/facts/user.md","insert_line":1.5,"insert_text":"x"}`, "insert_line must be a whole number, not 1.5"},
 		{`{"command":"insert","path":"/memories/facts/user.md","insert_text":"x"}`, "missing required argument insert_line for insert"},
 		{`{"command":"rename","old_path":"/memories/a"}`, "missing required argument new_path for rename"},
-		{`{"command":"delete","path":"/memories/a","Path":"x"}`, `unknown argument "Path" for delete; it takes only command, path`},
 	} {
 		r := claude(t, c, tc.input)
 		require.Equal(t, memory.ToolResult{Text: tc.want, IsError: true}, r, tc.input)
@@ -617,8 +615,10 @@ func TestClaudeMemoryInput(t *testing.T) {
 }
 
 // TestClaudeMemoryPaths: paths outside /memories, that climb out of it, or
-// that are not in canonical form are model errors, worded as the
-// reference words them where it has words for them; no file is touched.
+// that resolve to no memory file are model errors, worded as the reference
+// words them where it has words for them, and a path that does not exist
+// keeps the reference's full sentence before what is wrong with it; no
+// file is touched.
 func TestClaudeMemoryPaths(t *testing.T) {
 	s, dir := claudeStore(t, nil)
 	c := s.NewSession()
@@ -629,14 +629,11 @@ func TestClaudeMemoryPaths(t *testing.T) {
 		{"", `Path must start with /memories, got: "".`},
 		{"/memories/../etc/passwd", "Path /memories/../etc/passwd would escape /memories directory"},
 		{"/memories/facts/../../x", "Path /memories/facts/../../x would escape /memories directory"},
-		{"/memories/facts/../facts/user.md", "The path /memories/facts/../facts/user.md does not exist. Please provide a valid path: the path may not contain . or .. segments."},
-		{"/memories/./facts/user.md", "The path /memories/./facts/user.md does not exist. Please provide a valid path: the path may not contain . or .. segments."},
-		{"/memories//facts/user.md", "The path /memories//facts/user.md has an empty segment (a doubled slash). The memory files are "},
-		{"/memories/facts//user.md", "The path /memories/facts//user.md does not exist. Please provide a valid path: the path has an empty segment (a doubled or trailing slash)."},
-		{"/memories/facts/user.md/", "The path /memories/facts/user.md/ does not exist. Please provide a valid path: the path has an empty segment (a doubled or trailing slash)."},
-		{"/memories/facts/.user.md", "The path /memories/facts/.user.md does not exist. Please provide a valid path: the path may not name hidden files or folders."},
-		{"/memories/facts\\user.md", `The path /memories/facts\user.md does not exist. Please provide a valid path: the path must use forward slashes, not backslashes.`},
-		{"/memories/facts/user.md\n", `The path "/memories/facts/user.md\n" does not exist. Please provide a valid path: the path contains a control character.`},
+		{"/memories/..", "Path /memories/.. would escape /memories directory"},
+		{"/memories/facts/.user.md", "The path /memories/facts/.user.md does not exist. Please provide a valid path. The path may not name hidden files or folders."},
+		{"/memories/facts/user.md/../../notes.md", "The path /memories/facts/user.md/../../notes.md does not exist. Please provide a valid path. /memories/notes.md is not a memory file."},
+		{"/memories/facts\\user.md", `The path /memories/facts\user.md does not exist. Please provide a valid path. The path must use forward slashes, not backslashes.`},
+		{"/memories/facts/user.md\n", `The path "/memories/facts/user.md\n" does not exist. Please provide a valid path. The path contains a control character.`},
 	} {
 		for _, command := range []string{"view", "str_replace"} {
 			input := cmd("command", command, "path", tc.path, "old_str", "a", "new_str", "b")
@@ -649,6 +646,132 @@ func TestClaudeMemoryPaths(t *testing.T) {
 		}
 	}
 	require.Equal(t, userFacts, readFile(t, dir, "facts/user.md"))
+}
+
+// TestClaudeMemoryPathsResolved: as the reference resolves a path before it
+// uses it, doubled slashes, "." segments, a trailing slash and ".."
+// segments that stay inside /memories name the file or folder they
+// resolve to, for every command; results name the resolved path.
+func TestClaudeMemoryPathsResolved(t *testing.T) {
+	const user = "/memories/facts/user.md"
+	for _, tc := range []struct{ name, path, shown string }{
+		{"doubled slash", "/memories/facts//user.md", user},
+		{"doubled slash after the root", "/memories//facts/user.md", user},
+		{"trailing slash", "/memories/facts/user.md/", user},
+		{"dot segments", "/memories/./facts/./user.md", user},
+		{"a dot segment at the end", "/memories/facts/user.md/.", user},
+		{"dot-dot inside", "/memories/episodes/../facts/user.md", user},
+		{"out and back in", "/memories/facts/../../memories/facts/user.md", user},
+		{"folder with a dot", "/memories/./facts/", "/memories/facts"},
+		{"root with dots", "/memories/facts/..", "/memories"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, dir := claudeStore(t, nil)
+			c := s.NewSession()
+			view := claudeOK(t, c, cmd("command", "view", "path", tc.path))
+			if tc.shown != user {
+				require.True(t, strings.HasPrefix(view, "Here're the files and directories up to 2 levels deep in "+tc.shown+", excluding"), view)
+				return
+			}
+			require.True(t, strings.HasPrefix(view, "Here's the content of "+user+" with line numbers:\n     1\t# User\n"), view)
+			require.Equal(t, "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     4\t\n     5\t- Name: 建军 (Jianjun)\n     6\t- Likes: green tea\n     7\t- Language: prefers Chinese",
+				claudeOK(t, c, cmd("command", "str_replace", "path", tc.path, "old_str", "- Likes: tea", "new_str", "- Likes: green tea")))
+			require.Equal(t, "The file "+user+" has been edited.",
+				claudeOK(t, c, cmd("command", "insert", "path", tc.path, "insert_line", 7, "insert_text", "- City: Shanghai")))
+			require.Equal(t, "File created successfully at: "+user+" (it replaces the text the file held)",
+				claudeOK(t, c, cmd("command", "create", "path", tc.path, "file_text", "# User\n\n> Summary: Jianjun\n\n- Name: 建军 (Jianjun)\n")))
+			require.Equal(t, "# User\n\n> Summary: Jianjun\n\n- Name: 建军 (Jianjun)\n", readFile(t, dir, "facts/user.md"))
+		})
+	}
+}
+
+// TestClaudeMemoryIgnoredKeys: keys a command does not take are ignored,
+// as the reference ignores them: another command's argument, a key in
+// another case, one a later version of the tool may add.
+func TestClaudeMemoryIgnoredKeys(t *testing.T) {
+	s, dir := claudeStore(t, nil)
+	c := s.NewSession()
+	for _, tc := range []struct{ name, input, want string }{
+		{"another command's argument", `{"command":"view","path":"/memories/facts/user.md","file_text":"x"}`, "Here's the content of /memories/facts/user.md with line numbers:\n     1\t# User"},
+		{"a key in another case", `{"command":"view","Path":"/etc/passwd","path":"/memories/facts/user.md","VIEW_RANGE":[9,9]}`, "Here's the content of /memories/facts/user.md with line numbers:\n     1\t# User"},
+		{"an unknown key with any value", `{"command":"insert","path":"/memories/facts/user.md","insert_line":7,"insert_text":"- City: Shanghai","mode":{"x":[1,null]}}`, "The file /memories/facts/user.md has been edited."},
+		{"a view_range on str_replace", `{"command":"str_replace","path":"/memories/facts/user.md","old_str":"- City: Shanghai\n","new_str":"","view_range":"x"}`, "The memory file has been edited."},
+	} {
+		r := claude(t, c, tc.input)
+		require.False(t, r.IsError, "%s: %s", tc.name, r.Text)
+		require.True(t, strings.HasPrefix(r.Text, tc.want), "%s: %s", tc.name, r.Text)
+	}
+	require.Equal(t, userFacts, readFile(t, dir, "facts/user.md"))
+	r := claude(t, c, `{"command":"view","Path":"/memories/facts/user.md"}`)
+	require.Equal(t, memory.ToolResult{IsError: true, Text: "missing required argument path for view"}, r, "a key in another case is not the argument")
+}
+
+// TestClaudeMemoryMissing: a command on a memory file that does not exist
+// gets the reference's sentence with its full stop, then what can be done:
+// create for a file the tool may make, but not for persona.md (the
+// person's own file), an original under episodes/archive/ or a month's
+// full part, which create cannot make; a month's older parts when it has
+// some.
+func TestClaudeMemoryMissing(t *testing.T) {
+	s, dir := claudeStore(t, nil)
+	writeFile(t, dir, "episodes/2025-12.001.md", "# 2025-12 Episodes\n\n> Summary: part\n")
+	c := s.NewSession()
+	for _, tc := range []struct{ name, input, want string }{
+		{"a fact file", cmd("command", "view", "path", "/memories/facts/memory.md"),
+			"The path /memories/facts/memory.md does not exist. Please provide a valid path. It can be made with create."},
+		{"procedures", cmd("command", "view", "path", "/memories/procedures.md"),
+			"The path /memories/procedures.md does not exist. Please provide a valid path. It can be made with create."},
+		{"an archived original", cmd("command", "view", "path", "/memories/episodes/archive/2025-09.md"),
+			"The path /memories/episodes/archive/2025-09.md does not exist. Please provide a valid path. /memories/episodes/archive/ keeps the original entries of the months that were compacted, and nothing can be created there: view /memories/episodes for the months there are"},
+		{"an archived part", cmd("command", "view", "path", "/memories/episodes/archive/2025-09.002.md"),
+			"The path /memories/episodes/archive/2025-09.002.md does not exist. Please provide a valid path. /memories/episodes/archive/ keeps the original entries"},
+		{"a part", cmd("command", "view", "path", "/memories/episodes/2025-12.002.md"),
+			"The path /memories/episodes/2025-12.002.md does not exist. Please provide a valid path. A month's full parts are made only when its file is full, never by create: view /memories/episodes for the months and parts there are"},
+		{"str_replace in a part", cmd("command", "str_replace", "path", "/memories/episodes/2025-12.002.md", "old_str", "a", "new_str", "b"),
+			"The path /memories/episodes/2025-12.002.md does not exist. Please provide a valid path. A month's full parts"},
+		{"persona", cmd("command", "view", "path", "/memories/persona.md"),
+			"The path /memories/persona.md does not exist. Please provide a valid path. /memories/persona.md is the person's own file, written by hand: there is none, and it cannot be created here"},
+		{"a month with parts", cmd("command", "view", "path", "/memories/episodes/2025-12.md"),
+			"The path /memories/episodes/2025-12.md does not exist. Please provide a valid path. The month's older entries are in /memories/episodes/2025-12.001.md"},
+		{"str_replace", cmd("command", "str_replace", "path", "/memories/facts/memory.md", "old_str", "a", "new_str", "b"),
+			"The path /memories/facts/memory.md does not exist. Please provide a valid path. It can be made with create."},
+		{"insert in a month with parts", cmd("command", "insert", "path", "/memories/episodes/2025-12.md", "insert_line", 0, "insert_text", "x"),
+			"The path /memories/episodes/2025-12.md does not exist. Please provide a valid path. The month's older entries are in /memories/episodes/2025-12.001.md"},
+	} {
+		r := claude(t, c, tc.input)
+		require.True(t, r.IsError, tc.name)
+		require.True(t, strings.HasPrefix(r.Text, tc.want), "%s:\n%s", tc.name, r.Text)
+		require.NotContains(t, r.Text, "Please provide a valid path:", tc.name)
+	}
+}
+
+// TestClaudeMemorySymlink: a memory file that is a symbolic link out of
+// the memory directory is refused, for every command, with the
+// reference's sentence, naming the /memories path the model used, never
+// the store's path; nothing is read or changed.
+func TestClaudeMemorySymlink(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "memory")
+	s, err := memory.Open(root, &memory.Options{Now: feb26})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "secret.md"), []byte("SECRET\n"), 0o600))
+	require.NoError(t, os.Symlink(filepath.Join(dir, "secret.md"), filepath.Join(root, "facts", "user.md")))
+	c := s.NewSession()
+	const want = "Path would escape /memories directory via symlink: /memories/facts/user.md is a symbolic link that leads outside the memory directory, so it cannot be used; nothing was changed. A person must replace the link with the file itself"
+	for _, p := range []string{"/memories/facts/user.md", "/memories/facts//user.md", "/memories/episodes/../facts/user.md"} {
+		for _, in := range []string{
+			cmd("command", "view", "path", p),
+			cmd("command", "create", "path", p, "file_text", "# User\n"),
+			cmd("command", "str_replace", "path", p, "old_str", "SECRET", "new_str", "x"),
+			cmd("command", "insert", "path", p, "insert_line", 0, "insert_text", "x"),
+		} {
+			require.Equal(t, memory.ToolResult{IsError: true, Text: want}, claude(t, c, in), in)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "secret.md"))
+	require.NoError(t, err)
+	require.Equal(t, "SECRET\n", string(b))
 }
 
 // TestClaudeMemoryHostErrors: a failure of the host is a Go error, never a

@@ -90,6 +90,7 @@ type Error struct {
 	Hint string // the model-facing text: what was wrong and what to do next
 
 	what string // the part of Hint that says what was wrong, for Error
+	link bool   // the path is a symbolic link that leads out of the memory, which adapters word in their own terms
 }
 
 // Error returns "memory: OP PATH: SENTINEL: WHAT WAS WRONG".

@@ -644,9 +644,13 @@ func (s *Store) readContent(ctx context.Context, op string, t target) (Content, 
 	case errors.Is(err, fs.ErrNotExist):
 		return Content{}, nil
 	case errors.Is(err, errLeaves):
-		return Content{}, modelErr(op, t.path, ErrInvalidPath, t.path+" is a symbolic link that leads out of its folder", "; it cannot be used")
+		err := modelErr(op, t.path, ErrInvalidPath, t.path+" is a symbolic link that leads out of its folder", "; it cannot be used")
+		err.(*Error).link = true
+		return Content{}, err
 	case errors.Is(err, errOutside):
-		return Content{}, modelErr(op, t.path, ErrInvalidPath, t.path+" is a symbolic link that leads outside the memory directory", "; it cannot be used")
+		err := modelErr(op, t.path, ErrInvalidPath, t.path+" is a symbolic link that leads outside the memory directory", "; it cannot be used")
+		err.(*Error).link = true
+		return Content{}, err
 	default:
 		return Content{}, hostErr(op, t.path, err)
 	}
@@ -836,7 +840,7 @@ func (s *Store) patch(ctx context.Context, p string, patches []Patch, check guar
 		case loneCR(string(data)) && !loneCR(string(old)):
 			return nil, modelErr(op, t.path, ErrInvalidContent, `the patched file would hold a carriage return (\r) that does not end a line with \n`,
 				"; keep line endings as they are around oldText. Nothing was changed")
-		case nesting(string(data)) > max(maxNesting, nesting(string(old))):
+		case markdown.Nesting(string(data)) > max(maxNesting, markdown.Nesting(string(old))):
 			return nil, modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("the patched file would nest blockquotes or lists more than %d levels deep", maxNesting), ". Nothing was changed")
 		case !markdown.Closed(data) && markdown.Closed(old):
 			return nil, modelErr(op, t.path, ErrInvalidContent, "the patched file would end inside an open block (a ``` or ~~~ code fence, an HTML comment, or an HTML block such as <pre>)",

@@ -181,17 +181,14 @@ func (r *Reflector) rootFiles(ctx context.Context, c *Session) (persona string, 
 	var me *Error
 	switch {
 	case err == nil:
-		pf.Exists, pf.Version = true, Version(content)
+		pf.Exists = true
 		shown := content
 		if len(content) > s.opts.ProceduresBudget {
 			shown, pf.Cut = content[:strings.LastIndexByte(content[:s.opts.ProceduresBudget], '\n')+1], thousands(len(content))
 		} else {
 			c.saw(pf.Path, []byte(content))
 		}
-		pf.Content = shownText([]byte(shown))
-		if !strings.HasSuffix(pf.Content, "\n") {
-			pf.Content += "\n"
-		}
+		pf.Framed = framedFile(pf.Path, content, shown)
 	case errors.Is(err, ErrNotFound):
 		pf.Note = "none recorded yet."
 	case errors.As(err, &me):

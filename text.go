@@ -26,9 +26,8 @@ import (
 // place of the bytes that are not, and says so.
 
 // maxNesting bounds how deep blockquotes and lists in model text nest:
-// deeper nesting serves no memory, and parsing it costs more than linear
-// time, under the lock, at every later change of the file.
-const maxNesting = 32
+// deeper nesting serves no memory (see markdown.MaxNesting).
+const maxNesting = markdown.MaxNesting
 
 // checkText refuses text from the model that no memory file may hold.
 func checkText(op, p, what, text string) error {
@@ -42,7 +41,7 @@ func checkText(op, p, what, text string) error {
 	case loneCR(text):
 		return modelErr(op, p, ErrInvalidContent, what+` contains a carriage return (\r) that does not end a line with \n`, `; end lines with \n only`)
 	}
-	if n := nesting(text); n > maxNesting {
+	if n := markdown.Nesting(text); n > maxNesting {
 		return modelErr(op, p, ErrInvalidContent, fmt.Sprintf("%s nests blockquotes or lists %d levels deep", what, n), fmt.Sprintf("; memory files keep to %d levels", maxNesting))
 	}
 	return nil
@@ -73,56 +72,27 @@ func loneCR(text string) bool {
 	return false
 }
 
-// nesting returns the deepest nesting of container blocks that any line of
-// text opens with its prefix: '>' and list markers ("-", "*", "+", "1.",
-// "1)"), each after at most three spaces and followed by spaces or tabs.
-// It counts the markers of a line's prefix, so it may count a little more
-// than CommonMark would (a thematic break "- - -"), never less.
-func nesting(text string) int {
-	deepest := 0
-	for line := range strings.Lines(text) {
-		depth := 0
-		for {
-			i := 0
-			for i < len(line) && i < 3 && line[i] == ' ' {
-				i++
-			}
-			n := markerLen(line[i:])
-			if n == 0 {
-				break
-			}
-			depth++
-			line = strings.TrimLeft(line[i+n:], " \t")
-		}
-		deepest = max(deepest, depth)
-	}
-	return deepest
+// The one frame every prompt puts around text memory holds: a fact file, a
+// topic, an entry, a list of summaries. What a frame holds was written by
+// a person, an earlier task or another agent, and is data, never
+// instructions; the frame says where it starts and ends, so that no text
+// inside can pass for the prompt's own.
+
+// frameLines returns the lines that open and close a frame:
+// <tag attrs version="v"> and </tag version="v">, each ending in a newline.
+// v is the version (see [Version]) of the framed text or of the file it
+// is the start of: a hash the text cannot contain, so nothing inside can
+// forge the closing line and end the frame early. attrs, when not empty,
+// starts with a space: ` path="facts/user.md"`.
+func frameLines(tag, attrs, v string) (open, closing string) {
+	return "<" + tag + attrs + ` version="` + v + "\">\n", "</" + tag + ` version="` + v + "\">\n"
 }
 
-// markerLen returns the length of the container marker s starts with: ">",
-// or a list marker followed by a space, a tab or the end of the line; 0
-// when it starts with none.
-func markerLen(s string) int {
-	if strings.HasPrefix(s, ">") {
-		return 1
-	}
-	n := 0
-	switch {
-	case s != "" && strings.IndexByte("-*+", s[0]) >= 0:
-		n = 1
-	default:
-		for n < len(s) && n < 9 && '0' <= s[n] && s[n] <= '9' {
-			n++
-		}
-		if n == 0 || n == len(s) || s[n] != '.' && s[n] != ')' {
-			return 0
-		}
-		n++
-	}
-	if n < len(s) && s[n] != ' ' && s[n] != '\t' && s[n] != '\n' && s[n] != '\r' {
-		return 0
-	}
-	return n
+// frame returns text, which ends in a newline, in its frame, versioned by
+// the text itself.
+func frame(tag, attrs, text string) string {
+	open, closing := frameLines(tag, attrs, Version(text))
+	return open + text + closing
 }
 
 // isText reports whether a file's bytes are text the model can be shown

@@ -84,7 +84,11 @@ const bom = "\ufeff"
 
 // Parse reads src. It never fails: any byte sequence is some markdown. A
 // byte-order mark at the start counts as indentation, so "\ufeff# User" has
-// the title "User"; edits keep it where it is.
+// the title "User"; edits keep it where it is. The part of a line nested
+// deeper than MaxNesting, and white space past 4×(MaxNesting+1) columns in
+// the containers that open a line, are read as the plain text of the line
+// (see capNesting), so that Parse takes time linear in the size of src
+// whatever nesting a person placed in it.
 func Parse(src []byte) *Doc {
 	scan := src
 	if bytes.HasPrefix(src, []byte(bom)) {
@@ -92,6 +96,9 @@ func Parse(src []byte) *Doc {
 		// every offset as it is in src.
 		scan = append([]byte("   "), src[len(bom):]...)
 	}
+	// Nesting deeper than any memory needs is read as plain text, so that
+	// parsing takes time linear in the size of src.
+	scan = capNesting(scan)
 	root := blockParser().Parse(text.NewReader(scan))
 	d := &Doc{src: src, scan: scan, lines: lineStarts(src)}
 

@@ -344,17 +344,13 @@ func (c *checker) file(ctx context.Context, t target) error {
 	if cutShort(got) {
 		// Only its start is read, by Check as by the agents: what a check
 		// of it would find at the cut is no finding.
-		c.add(p, 0, fmt.Sprintf("%s bytes, over the %s-byte limit for one memory file and more than the library reads of one (%s bytes): agents see only its start, and no tool can change it", thousands64(got.Size), thousands(maxFileSize), thousands(readLimit)),
+		c.add(p, 0, fmt.Sprintf("%s bytes, over the %s-byte limit for one memory file: agents see only its start, and no tool can change it", thousands64(got.Size), thousands(readLimit)),
 			"Condense it, or split it: move old entries to other files.")
 		return nil
 	}
 	src := got.Data
 	if t.isEpisode() && !t.archived {
 		c.months[t.path] = src
-	}
-	if len(src) > maxFileSize {
-		c.add(p, 0, fmt.Sprintf("%s bytes, over the %s-byte limit for one memory file: an agent can only shorten it, not write it whole or add to it", thousands(len(src)), thousands(maxFileSize)),
-			"Condense it, or move old entries to other files.")
 	}
 	d := markdown.Parse(src)
 	c.text(p, d)

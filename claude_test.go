@@ -104,7 +104,7 @@ func TestClaudeMemoryView(t *testing.T) {
 	writeFile(t, dir, "facts/memory.md", strings.Repeat("x", 1535)+"\n")
 	writeFile(t, dir, "episodes/2025-12.md", strings.Repeat("y", 4095)+"\n")
 	writeFile(t, dir, "episodes/2025-11.md", "")
-	writeFile(t, dir, "episodes/2025-10.md", strings.Repeat("z\n", 1<<19)+"w")
+	writeFile(t, dir, "episodes/2025-10.md", strings.Repeat("z\n", 1<<19-1)+"w") // 1 MiB less a byte: the most that is read whole
 	writeFile(t, dir, "episodes/2026-02.002.md", "part two\n")
 	writeFile(t, dir, "episodes/2026-02.003.md", "part three\n")
 	writeFile(t, dir, "facts/other.md", "not a configured fact file\n")
@@ -130,7 +130,7 @@ func TestClaudeMemoryView(t *testing.T) {
 		{name: "root", input: cmd("command", "view", "path", "/memories"), prefix: true, want: "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n" +
 			"1.0M\t/memories\n" +
 			"1.0M\t/memories/episodes/\n" +
-			"1.0M\t/memories/episodes/2025-10.md\n0B\t/memories/episodes/2025-11.md\n4K\t/memories/episodes/2025-12.md\n" +
+			"1024.0K\t/memories/episodes/2025-10.md\n0B\t/memories/episodes/2025-11.md\n4K\t/memories/episodes/2025-12.md\n" +
 			"82B\t/memories/episodes/2026-01.md\n9B\t/memories/episodes/2026-02.002.md\n11B\t/memories/episodes/2026-02.003.md\n" +
 			"1.6K\t/memories/facts/\n1.5K\t/memories/facts/memory.md\n105B\t/memories/facts/user.md\n\n" +
 			"Note: memory here is a closed set of files. /memories/facts/ holds user.md (about the person"},
@@ -162,7 +162,7 @@ func TestClaudeMemoryView(t *testing.T) {
 		{name: "empty file", input: cmd("command", "view", "path", "/memories/episodes/2025-11.md"), want: "Here's the content of /memories/episodes/2025-11.md with line numbers:"},
 		{name: "empty file's range", input: cmd("command", "view", "path", "/memories/episodes/2025-11.md", "view_range", []int{1, -1}), isErr: true,
 			want: "Invalid `view_range`: [1, -1]. Its first element `1` should be within the range of lines of the file: [1, 0]"},
-		{name: "last line without newline", input: cmd("command", "view", "path", "/memories/episodes/2025-10.md", "view_range", []int{524288, -1}), want: "Here's the content of /memories/episodes/2025-10.md with line numbers:\n524288\tz\n524289\tw"},
+		{name: "last line without newline", input: cmd("command", "view", "path", "/memories/episodes/2025-10.md", "view_range", []int{524287, -1}), want: "Here's the content of /memories/episodes/2025-10.md with line numbers:\n524287\tz\n524288\tw"},
 		{name: "too long to show at once", input: cmd("command", "view", "path", "/memories/episodes/2025-10.md", "view_range", []int{10, -1}), prefix: true, want: "Here's the content of /memories/episodes/2025-10.md with line numbers:\n    10\tz\n    11\tz\n"},
 		{name: "missing file", input: cmd("command", "view", "path", "/memories/episodes/2025-09.md"), isErr: true,
 			want: "The path /memories/episodes/2025-09.md does not exist. Please provide a valid path. It can be made with create."},
@@ -197,12 +197,12 @@ func TestClaudeMemoryView(t *testing.T) {
 // file whole, so create may not replace it yet.
 func TestClaudeMemoryViewLong(t *testing.T) {
 	s, dir := open(t, nil)
-	writeFile(t, dir, "episodes/2025-10.md", strings.Repeat("z\n", 1<<19)+"w")
+	writeFile(t, dir, "episodes/2025-10.md", strings.Repeat("z\n", 1<<19-1)+"w") // 1 MiB less a byte: the most that is read whole
 	writeFile(t, dir, "episodes/2025-09.md", "# long\nx"+strings.Repeat("é", 100_000)+"\nnext\n")
 	c := s.NewSession()
 
 	text := claudeOK(t, c, cmd("command", "view", "path", "/memories/episodes/2025-10.md"))
-	require.True(t, strings.HasSuffix(text, "\n 65536\tz\n\nNote: the file has 524,289 lines and a view shows about 131,072 bytes at once: lines 1-65536 are shown; view with view_range [65537, 524289] for more."), text[len(text)-300:])
+	require.True(t, strings.HasSuffix(text, "\n 65536\tz\n\nNote: the file has 524,288 lines and a view shows about 131,072 bytes at once: lines 1-65536 are shown; view with view_range [65537, 524288] for more."), text[len(text)-300:])
 	r := claude(t, c, cmd("command", "create", "path", "/memories/episodes/2025-10.md", "file_text", "# short\n"))
 	require.True(t, r.IsError)
 	require.Contains(t, r.Text, "was not viewed in this conversation")

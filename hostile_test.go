@@ -90,7 +90,7 @@ func TestLargeFilesAreBounded(t *testing.T) {
 	ctx := context.Background()
 	var b strings.Builder
 	b.WriteString("# 2026-02 Episodes\n\n> Summary: a busy month\n")
-	for i := 0; b.Len() < 1536<<10; i++ {
+	for i := 0; b.Len() < 1000<<10; i++ { // under the 1 MiB a file is read whole
 		fmt.Fprintf(&b, "\n## Task %05d\n- Date: 2026-02-01\n- Summary: %s\n", i, strings.Repeat("x", 500))
 	}
 	month := b.String()
@@ -138,7 +138,7 @@ func TestLargeFilesAreBounded(t *testing.T) {
 
 	// The reflector's prompt shows an oversized fact file only up to the
 	// budget, and says so.
-	big := "# User\n\n> Summary: too much\n\n" + strings.Repeat("- a fact a person pasted in\n", 60000)
+	big := "# User\n\n> Summary: too much\n\n" + strings.Repeat("- a fact a person pasted in\n", 37000)
 	writeFile(t, dir, "facts/user.md", big)
 	var patch memory.ToolCall
 	require.NoError(t, json.Unmarshal([]byte(fmt.Sprintf(`{"ID": "1", "Name": "memory_patch", "Arguments": %s}`, patchArgs("facts/user.md", "> Summary: too much", "> Summary: fewer", nil))), &patch))
@@ -147,7 +147,7 @@ func TestLargeFilesAreBounded(t *testing.T) {
 	require.NoError(t, err)
 	sys := llm.reqs[0].System
 	require.Less(t, len(sys), 40000)
-	require.Contains(t, sys, "</file version=\""+memory.Version(big)+"\">\nfacts/user.md is 1,680,029 bytes, far over the budget, so only its start is shown: memory_read it and condense it with memory_write.")
+	require.Contains(t, sys, "</file version=\""+memory.Version(big)+"\">\nfacts/user.md is 1,036,029 bytes, far over the budget, so only its start is shown: memory_read it and condense it with memory_write.")
 	results := toolMessages(llm.reqs[1])
 	require.Len(t, results, 1)
 	require.Contains(t, results[0].Content, "was not read in this conversation", "a fact file shown only in part does not count as read")

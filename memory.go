@@ -34,13 +34,13 @@ const (
 // are read whole into prompts, and a model asking for more is mistaken.
 const maxFileSize = 1 << 20
 
-// readLimit is the most of one memory file the library reads, 4 MiB. A
-// file a person made larger than the 1 MiB write limit, but not than
-// this, is read whole and can be condensed in steps (a change that does
-// not grow it is allowed); one larger still is read as its first
-// readLimit bytes, shown with a note that says so, searched by them, and
-// changed by no tool. No read of a memory file, on any backend, takes more.
-const readLimit = 4 * maxFileSize
+// readLimit is the most of one memory file the library reads: the write
+// limit. A file a person made larger is read as its first readLimit bytes
+// (whole lines), shown with a note that says so, searched by them, listed
+// with its real size, reported by Check, and changed by no tool: a person
+// splits or condenses it. No read of a memory file, on any backend, takes
+// more.
+const readLimit = maxFileSize
 
 // headSize is how much of a file List reads to find its title and summary,
 // and headMax how much it reads when the summary is not found in headSize.
@@ -597,10 +597,10 @@ func (s *Store) head(ctx context.Context, p string) (info FileInfo, ok bool, err
 
 // Read returns the content of the file at path. It returns an error wrapping
 // [ErrInvalidPath] for a path outside the grammar and [ErrNotFound] for a
-// file that does not exist. A file a person made larger than 4 MiB (four
-// times the limit for one memory file) is not read whole: Read returns its
-// first lines, up to 4 MiB, and a last line saying that it is cut, how
-// large the file is and what to do; the Store's changes refuse such a file.
+// file that does not exist. A file a person made larger than 1 MiB (the
+// limit for one memory file) is not read whole: Read returns its first
+// lines, up to 1 MiB, and a last line saying that it is cut, how large the
+// file is and what to do; the Store's changes refuse such a file.
 func (s *Store) Read(ctx context.Context, path string) (string, error) {
 	t, end, err := s.start(ctx, "read", path)
 	if err != nil {
@@ -685,9 +685,8 @@ func (s *Store) readFile(ctx context.Context, op string, t target) ([]byte, stri
 // UTF-8, holds a NUL byte or a carriage return that does not end a line,
 // nests blockquotes or lists more than 32 deep, ends inside an open block
 // (a code fence, an HTML comment or block), has a summary line with a
-// control character, or is over 1 MiB (unless it replaces a larger file),
-// or replaces a file a person made larger than 4 MiB, of which only the
-// start is read;
+// control character, or is over 1 MiB, or replaces a file a person made
+// larger than 1 MiB, of which only the start is read;
 // [ErrBudgetExceeded] when a fact file would take the fact files over the
 // budget, or procedures.md would grow over Options.ProceduresBudget; and,
 // for a fact file, [ErrTemporaryFact] or [ErrDuplicateFact] when a line the

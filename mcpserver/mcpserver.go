@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mdmemory/memory"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -207,7 +208,7 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 		Title:       "Memory index",
 		Description: "What long-term memory holds: one line per memory file (the persona, the fact files, the shared world topics, the procedures) and per month of episodes, with its size and summary, to read at the start of a task.",
 	}, c.indexPrompt)
-	s.AddReceivingMiddleware(c.listResources)
+	s.AddReceivingMiddleware(internalErrors, c.listResources)
 	return s
 }
 
@@ -381,3 +382,18 @@ func annotations(name string) *mcp.ToolAnnotations {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// internalErrors gives a failure of the host (the disk, a closed store, a
+// cancelled request) the JSON-RPC code of an internal error, -32603, where
+// the SDK would send an error without a code (0). An error that is already
+// a JSON-RPC error, such as the SDK's resource-not-found, is left as it is.
+func internalErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var rpcErr *jsonrpc.Error
+		if err != nil && !errors.As(err, &rpcErr) {
+			err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		return res, err
+	}
+}

@@ -216,8 +216,8 @@ func TestHostFailuresAreProtocolErrors(t *testing.T) {
 			t.Fatalf("%s on a closed store: result %+v, want a protocol error", tool.name, res)
 		}
 		var werr *jsonrpc.Error
-		if !errors.As(err, &werr) || !strings.Contains(werr.Message, "closed") {
-			t.Errorf("%s: error %v (%T), want a JSON-RPC error saying the store is closed", tool.name, err, err)
+		if !errors.As(err, &werr) || !strings.Contains(werr.Message, "closed") || werr.Code != jsonrpc.CodeInternalError {
+			t.Errorf("%s: error %v (%T), want a JSON-RPC internal error (-32603) saying the store is closed", tool.name, err, err)
 		}
 	}
 	if _, err := cs.ListResources(ctx, nil); err == nil {
@@ -228,6 +228,23 @@ func TestHostFailuresAreProtocolErrors(t *testing.T) {
 	}
 	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: mcpserver.IndexPrompt}); err == nil {
 		t.Error("prompts/get on a closed store did not fail")
+	}
+	// Each with the code of an internal error, not 0.
+	for name, f := range map[string]func() error{
+		"resources/list": func() error { _, err := cs.ListResources(ctx, nil); return err },
+		"resources/read": func() error {
+			_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "memory:///facts/user.md"})
+			return err
+		},
+		"prompts/get": func() error {
+			_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: mcpserver.IndexPrompt})
+			return err
+		},
+	} {
+		var werr *jsonrpc.Error
+		if err := f(); !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInternalError {
+			t.Errorf("%s on a closed store: %v, want the code %d", name, err, jsonrpc.CodeInternalError)
+		}
 	}
 }
 

@@ -151,8 +151,8 @@ type Options struct {
 // A mistake of the model (a bad path, a budget exceeded, a change since
 // the file was read, malformed arguments) is a tool result with isError
 // set and a text that says what to do. A failure of the host (the disk, a
-// closed store, a cancelled request) is a protocol error, never a result
-// the model sees. resources/read of a path that is not a memory file, or
+// closed store, a cancelled request) is a protocol error (-32603, an
+// internal error), never a result the model sees. resources/read of a path that is not a memory file, or
 // of a file that does not exist, is the SDK's resource-not-found error.
 //
 // store must not be nil: when it is, New panics. The server does not

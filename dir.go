@@ -481,6 +481,23 @@ func (d *Dir) Read(ctx context.Context, name string, limit int64) (Content, erro
 // open opens the regular file at name for reading, following only the
 // links resolve allows.
 func (d *Dir) open(name string) (*os.File, fs.FileInfo, error) {
+	// A writer's rename between the look and the open puts another file in
+	// the name's place, as a link would: look again, a few times, before
+	// taking it for a link put there on purpose.
+	for try := 0; ; try++ {
+		f, fi, err := d.openOnce(name)
+		if !errors.Is(err, errReplaced) || try == 3 {
+			return f, fi, err
+		}
+	}
+}
+
+// errReplaced marks a file that was not the one looked at when it was
+// opened: see openOnce.
+var errReplaced = errors.New("replaced while it was opened")
+
+// openOnce is one try of open.
+func (d *Dir) openOnce(name string) (*os.File, fs.FileInfo, error) {
 	real, err := d.resolve(name)
 	if err != nil {
 		return nil, nil, err
@@ -501,7 +518,7 @@ func (d *Dir) open(name string) (*os.File, fs.FileInfo, error) {
 	// file opened must be the one looked at.
 	if got, err := f.Stat(); err != nil || !os.SameFile(fi, got) {
 		f.Close()
-		return nil, nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("replaced while it was opened")}
+		return nil, nil, &fs.PathError{Op: "read", Path: name, Err: errReplaced}
 	}
 	return f, fi, nil
 }

@@ -1,5 +1,7 @@
 package memory
 
+import "runtime"
+
 // Resolve exposes the sandbox to the black-box tests: the canonical path a
 // model-supplied path maps to, or the error that refuses it.
 func Resolve(s *Store, p string) (string, error) {
@@ -39,3 +41,21 @@ func Busy(s *Store) bool { return len(s.turn) == 1 }
 // Split returns the backend a store with Options.World uses: world/ from
 // world, everything else from own.
 func Split(own, world Backend) Backend { return split{own: own, world: world} }
+
+// AwaitWaiters returns once no Lock call of s's Dir waits in the system's
+// queue any more: one whose caller gave up (its context or LockTimeout
+// ended) lets go of the lock, and of the process's turn, as soon as it
+// gets them, which on a loaded machine may take longer than a short
+// LockTimeout.
+func AwaitWaiters(s *Store) {
+	d := s.b.(*Dir)
+	for {
+		d.mu.Lock()
+		n := d.waiting
+		d.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		runtime.Gosched()
+	}
+}

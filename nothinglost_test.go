@@ -444,6 +444,7 @@ func TestLockTimeout(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 
 	require.NoError(t, flock.Unlock(held))
+	memory.AwaitWaiters(s) // the waits that timed out end: not a race with the 20 ms below
 	require.NoError(t, s.Append(ctx, "episodes/2026-02.md", "## x", ""))
 	require.FileExists(t, filepath.Join(dir, ".lock"))
 	require.NoError(t, s.Close())
@@ -465,6 +466,7 @@ func TestLockFileReplaced(t *testing.T) {
 	err = a.Append(ctx, "episodes/2026-02.md", "## two", "")
 	require.ErrorIs(t, err, memory.ErrLocked, "a follows the new lock file")
 	require.NoError(t, flock.Unlock(held))
+	memory.AwaitWaiters(a) // the wait that timed out ends: not a race with the 20 ms below
 	require.NoError(t, a.Append(ctx, "episodes/2026-02.md", "## two", ""))
 }
 

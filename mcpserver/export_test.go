@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"net/http"
+	"runtime"
 	"time"
 )
 
@@ -62,3 +63,21 @@ func CloseAll(h http.Handler) {
 
 // VersionOf is versionOf.
 var VersionOf = versionOf
+
+// AwaitUnused returns once no session and no request of user holds its
+// store in h, made by UsersHandler: a request that closed a session (a
+// DELETE) still holds it until its handler returns, after the session has
+// left the table.
+func AwaitUnused(h http.Handler, user string) {
+	hh := h.(*handler)
+	for {
+		hh.mu.Lock()
+		t := hh.tenants[user]
+		busy := t != nil && t.refs > 0
+		hh.mu.Unlock()
+		if !busy {
+			return
+		}
+		runtime.Gosched()
+	}
+}

@@ -209,24 +209,39 @@ func newHandler(opts *Options) *handler {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The request, whoever sent it, has the body's time to arrive, before
+	// any check: a refused client that sends its body a byte at a time
+	// holds no connection past it. (A writer without deadlines, not a
+	// server's connection, is served as it is.)
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(h.bodyTimeout))
+	refuse := func(status int, msg string) {
+		// Not kept for another request: the server closes the connection
+		// rather than read what is left of the body.
+		w.Header().Set("Connection", "close")
+		http.Error(w, msg, status)
+	}
 	if !h.hostAllowed(r) {
-		http.Error(w, "Forbidden: the Host header names no address of this server", http.StatusForbidden)
+		refuse(http.StatusForbidden, "Forbidden: the Host header names no address of this server")
 		return
 	}
 	if !h.originAllowed(r) {
-		http.Error(w, "Forbidden: cross-origin request", http.StatusForbidden)
+		refuse(http.StatusForbidden, "Forbidden: cross-origin request")
 		return
 	}
 	user, ok := h.authenticate(r)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mdmemory"`)
-		http.Error(w, "Unauthorized: a bearer token is required (Authorization: Bearer TOKEN)", http.StatusUnauthorized)
+		refuse(http.StatusUnauthorized, "Unauthorized: a bearer token is required (Authorization: Bearer TOKEN)")
 		return
 	}
 	body, ok := readBody(w, r, h.bodyTimeout)
 	if !ok {
 		return
 	}
+	// The body is in: a session's event stream (a GET) stays open as long
+	// as the session.
+	_ = rc.SetReadDeadline(time.Time{})
 	// From here on every JSON-RPC message is answered in JSON-RPC: the
 	// refusals below and the SDK's own, as much as its answers.
 	jsonRPCErrors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -313,24 +328,7 @@ func (h *handler) reserve(user string) bool {
 		h.mu.Unlock()
 		return true
 	}
-	// The user's own idle sessions go first: one client opening sessions
-	// in a loop pushes out its own, not another user's.
-	var own, oldest *session
-	for _, s := range h.sessions {
-		if s.active > 0 {
-			continue
-		}
-		if oldest == nil || s.last < oldest.last {
-			oldest = s
-		}
-		if s.t.name == user && (own == nil || s.last < own.last) {
-			own = s
-		}
-	}
-	victim := own
-	if victim == nil {
-		victim = oldest
-	}
+	victim := h.victim(user)
 	if victim == nil {
 		h.mu.Unlock()
 		return false
@@ -429,6 +427,29 @@ func (h *handler) closeIfIdle(t *tenant) {
 	h.mu.Unlock()
 }
 
+// victim returns the session to close to make room for a new session of
+// user, or nil when every session is serving a request: the user's own
+// session idle the longest, or else anyone's, so that one client opening
+// sessions in a loop pushes out its own, not another user's. h.mu is held.
+func (h *handler) victim(user string) *session {
+	var own, oldest *session
+	for _, s := range h.sessions {
+		if s.active > 0 {
+			continue
+		}
+		if oldest == nil || s.last < oldest.last {
+			oldest = s
+		}
+		if s.t.name == user && (own == nil || s.last < own.last) {
+			own = s
+		}
+	}
+	if own != nil {
+		return own
+	}
+	return oldest
+}
+
 // track returns the receiving middleware that enters each session of t in
 // the table of live sessions once its initialize succeeded, and takes it
 // out when the session closes, however it closes.
@@ -445,6 +466,20 @@ func (h *handler) track(t *tenant) mcp.Middleware {
 			}
 			s := &session{id: ss.ID(), t: t, ss: ss}
 			h.mu.Lock()
+			if len(h.sessions) >= h.opts.MaxSessions {
+				// A session made without the place ServeHTTP reserves (an
+				// initialize it did not take for one): the bound holds all
+				// the same, at the cost of the longest idle, or of this
+				// session when every other is serving a request.
+				v := h.victim(t.name)
+				if v == nil {
+					h.mu.Unlock()
+					go ss.Close()
+					return res, err
+				}
+				delete(h.sessions, v.id)
+				go v.ss.Close()
+			}
 			h.tick++
 			s.last = h.tick
 			h.sessions[s.id] = s
@@ -570,13 +605,29 @@ func readBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) ([]
 	return body, true
 }
 
-// isInitialize says whether body is an initialize request. Anything else,
-// malformed JSON included, is the SDK's to answer.
+// isInitialize says whether body is, or is a batch that holds, an
+// initialize request. Anything else, malformed JSON included, is the SDK's
+// to answer.
 func isInitialize(body []byte) bool {
-	var msg struct {
-		Method string `json:"method"`
+	var batch []json.RawMessage
+	if json.Unmarshal(body, &batch) != nil {
+		batch = []json.RawMessage{body}
 	}
-	return json.Unmarshal(body, &msg) == nil && msg.Method == "initialize"
+	for _, m := range batch {
+		// Every key that a decoder could take for "method", whatever its
+		// case: this errs towards reserving a place.
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(m, &fields) != nil {
+			continue
+		}
+		for k, v := range fields {
+			var method string
+			if strings.EqualFold(k, "method") && json.Unmarshal(v, &method) == nil && method == "initialize" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hostname returns the host of "host:port", "[v6]:port", "host" or

@@ -276,6 +276,30 @@ func TestHTTPSlowAndLargeBody(t *testing.T) {
 		t.Error("the connection of a stalled body is still open")
 	}
 
+	// Refused before its body is read (here for want of a token), a
+	// client that sends no body holds its connection no longer either.
+	th := mcpserver.Handler(store, &mcpserver.Options{Token: "0123456789abcdef0123"})
+	mcpserver.SetBodyTimeout(th, 50*time.Millisecond)
+	tsrv := newHTTPServer(t, th)
+	tconn, err := net.Dial("tcp", tsrv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tconn.Close()
+	fmt.Fprintf(tconn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n", tsrv.Listener.Addr())
+	tconn.SetReadDeadline(time.Now().Add(time.Minute))
+	resp, err = http.ReadResponse(bufio.NewReader(tconn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a refused request whose body never comes: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !resp.Close {
+		t.Errorf("refused request: %s, connection closed %v; want 401, closed", resp.Status, resp.Close)
+	}
+	if _, err := tconn.Read(make([]byte, 1)); err == nil {
+		t.Error("the connection of a refused request is still open")
+	}
+
 	large := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", 5<<20) + `"}}`
 	r, _ := do(t, rawRequest(t, http.MethodPost, newHTTPServer(t, mcpserver.Handler(store, nil)).URL, nil, large))
 	if r.StatusCode != http.StatusRequestEntityTooLarge {
@@ -317,6 +341,30 @@ func TestHTTPMaxSessionsClosesLongestIdle(t *testing.T) {
 	}
 	if _, err := b.CallTool(context.Background(), &mcp.CallToolParams{Name: "memory_list"}); err == nil {
 		t.Error("the closed session b was still served")
+	}
+}
+
+// An initialize that does not look like one to the handler's gate (in a
+// batch, or with a second key "Method" that a case-blind decoder takes)
+// still counts against MaxSessions: the table never holds more.
+func TestHTTPMaxSessionsDisguisedInitialize(t *testing.T) {
+	const max = 3
+	store, _ := openStore(t)
+	h := mcpserver.Handler(store, &mcpserver.Options{MaxSessions: max})
+	srv := newHTTPServer(t, h)
+	t.Cleanup(func() { mcpserver.CloseAll(h) })
+	params := `"params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`
+	for i := range 20 {
+		for _, body := range []string{
+			fmt.Sprintf(`[{"jsonrpc":"2.0","id":%d,"method":"initialize",%s}]`, i, params),
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize",%s,"Method":"x"}`, i, params),
+		} {
+			resp, _ := do(t, rawRequest(t, http.MethodPost, srv.URL, nil, body))
+			resp.Body.Close()
+			if n := mcpserver.LiveSessions(h); n > max {
+				t.Fatalf("%d live sessions after %s, want at most %d", n, body[:20], max)
+			}
+		}
 	}
 }
 
@@ -550,6 +598,7 @@ func TestUsersStoreReleasedWhenIdle(t *testing.T) {
 	if n := users.closedN.Load(); n != 0 {
 		t.Fatalf("%d stores closed before they were idle", n)
 	}
+	mcpserver.AwaitUnused(h, "alice")
 	mcpserver.ReleaseIdle(h)
 	waitFor(users.closed, "alice")
 	ok(t, call(t, b, "memory_list", nil))
@@ -564,6 +613,8 @@ func TestUsersStoreReleasedWhenIdle(t *testing.T) {
 	waitFor(sessionClosed, b.ID())
 	a3.Close()
 	waitFor(sessionClosed, a3.ID())
+	mcpserver.AwaitUnused(h, "alice")
+	mcpserver.AwaitUnused(h, "bob")
 	mcpserver.ReleaseIdle(h)
 	if o, c := users.opened.Load(), users.closedN.Load(); o != 3 || c != 3 {
 		t.Errorf("%d stores opened, %d closed; want 3 and 3", o, c)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -69,7 +70,7 @@ It creates the directory when it does not exist.`,
 			fs.StringVar(&f.addr, "http", "", "serve streamable HTTP on ADDR instead of standard input and output: PORT or :PORT listens on 127.0.0.1 alone, 0.0.0.0:PORT on every interface (with a token)")
 			fs.StringVar(&f.tokenFile, "token-file", "", "with --http, the bearer token every request must carry, read from FILE (default $"+tokenEnv+"); needed unless ADDR is a loopback address")
 			fs.StringVar(&f.users, "users", "", "with --http, serve many users: FILE has a line TOKEN MEMORY [WORLD] per user, and replaces --dir and the token")
-			fs.Var(&f.allowHosts, "allow-host", "with --http, a host name clients reach the server by besides its address, such as a proxy's (repeat, or separate with commas)")
+			fs.Var(&f.allowHosts, "allow-host", "with --http, a host name clients reach the server by besides its address, such as a proxy's (repeat, or separate with commas); needs a token")
 			fs.Var(&f.allowOrigins, "allow-origin", "with --http, a browser origin (https://app.example.com) whose pages may call the server (repeat, or separate with commas)")
 			fs.IntVar(&f.maxSessions, "max-sessions", 1000, "with --http, the sessions open at once; past them a new session closes the one idle the longest")
 			fs.DurationVar(&f.timeout, "session-timeout", 30*time.Minute, "with --http, close a session idle this long, and end its conversation (0: never)")
@@ -147,6 +148,9 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 		if err != nil {
 			return fmt.Errorf("--users %w", err)
 		}
+		if u.plain {
+			warnReadable(e, f.users)
+		}
 		handler = mcpserver.UsersHandler(u, opts)
 		serves = fmt.Sprintf("%d users of %s, each with its token", u.count(), f.users)
 	} else {
@@ -157,11 +161,19 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 		if token == "" && !loopback {
 			return fmt.Errorf("--http %s listens beyond this machine: give a bearer token with --token-file FILE or $%s, or listen on 127.0.0.1", f.addr, tokenEnv)
 		}
+		if token == "" && len(f.allowHosts) > 0 {
+			// Another name is how a proxy reaches a loopback server on
+			// others' behalf: they would all be served without a token.
+			return fmt.Errorf("--allow-host lets clients reach the server under another name, such as a proxy's: give a bearer token with --token-file FILE or $%s", tokenEnv)
+		}
 		s, close, err := e.open(ctx, true)
 		if err != nil {
 			return err
 		}
 		defer close()
+		if f.tokenFile != "" {
+			warnReadable(e, f.tokenFile)
+		}
 		opts.Token = token
 		handler = mcpserver.Handler(s, opts)
 		serves = e.store.where(e.getenv)
@@ -214,4 +226,16 @@ func (l *listFlag) Set(v string) error {
 		}
 	}
 	return nil
+}
+
+// warnReadable says on standard error when file, which holds a token in
+// clear, can be read by other users of this machine. (Windows keeps no
+// such bits: its access lists decide.)
+func warnReadable(e *env, file string) {
+	if runtime.GOOS == "windows" {
+		return
+	}
+	if fi, err := os.Stat(file); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		fmt.Fprintf(e.stderr, "mdmemory: warning: %s holds a token in clear and other users may read it (mode %#o): chmod 600 %s\n", file, fi.Mode().Perm(), file)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mdmemory/memory"
@@ -30,6 +31,7 @@ const tokenHint = "make one with: openssl rand -hex 32"
 type users struct {
 	byDigest map[[sha256.Size]byte]string // a token's digest: its user's memory
 	worlds   map[string]string            // a user's memory: its shared world, or ""
+	plain    bool                         // some token is written in clear, not as sha256:
 	opts     memory.Options
 	getenv   func(string) string
 }
@@ -75,6 +77,10 @@ func parseUsers(r io.Reader, base, defaultWorld string) (*users, error) {
 			continue
 		}
 		f := strings.Fields(line)
+		// A comment may end a line too.
+		if i := slices.IndexFunc(f, func(s string) bool { return strings.HasPrefix(s, "#") }); i >= 0 {
+			f = f[:i]
+		}
 		if len(f) < 2 || len(f) > 3 {
 			return nil, fmt.Errorf("%d: want TOKEN MEMORY [WORLD], found %d fields", n, len(f))
 		}
@@ -82,6 +88,7 @@ func parseUsers(r io.Reader, base, defaultWorld string) (*users, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%d: %w", n, err)
 		}
+		u.plain = u.plain || !strings.HasPrefix(f[0], "sha256:")
 		if _, dup := u.byDigest[digest]; dup {
 			return nil, fmt.Errorf("%d: a token given twice", n)
 		}
@@ -127,8 +134,11 @@ func tokenDigest(field string) ([sha256.Size]byte, error) {
 // location is where, a memory or a world of a users file: s3://... as it
 // is, a relative directory taken from base.
 func location(base, where string) string {
-	if strings.HasPrefix(where, "s3://") || filepath.IsAbs(where) {
+	if strings.HasPrefix(where, "s3://") {
 		return where
+	}
+	if filepath.IsAbs(where) {
+		return filepath.Clean(where) // /srv/a/ and /srv/a are one memory
 	}
 	return filepath.Join(base, where)
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -115,6 +116,10 @@ func TestMCPHTTPNeedsToken(t *testing.T) {
 		require.Contains(t, msg, "listens beyond this machine")
 		require.Contains(t, msg, "--token-file FILE or $MDMEMORY_TOKEN")
 	}
+	// A loopback server behind a proxy serves whoever reaches the proxy.
+	msg := mdm(t, nil, "mcp", "--dir", dir, "--http", "0", "--allow-host", "memory.example.com").failed(t)
+	require.Contains(t, msg, "--allow-host lets clients reach the server under another name")
+	require.Contains(t, msg, "--token-file FILE or $MDMEMORY_TOKEN")
 	short := filepath.Join(t.TempDir(), "token")
 	require.NoError(t, os.WriteFile(short, []byte("secret\n"), 0o600))
 	require.Contains(t, mdm(t, nil, "mcp", "--dir", dir, "--http", "0.0.0.0:0", "--token-file", short).failed(t), "at least 16")
@@ -214,6 +219,16 @@ func TestParseUsers(t *testing.T) {
 	require.Equal(t, "/default", u.worlds[name])
 	_, ok = u.User("some-token-012345678")
 	require.False(t, ok)
+	require.True(t, u.plain, "tokens in clear")
+
+	// A comment may end a line; a file of digests holds no token in clear.
+	u, err = parseUsers(strings.NewReader("sha256:"+hexSum+" /srv/a/ # alice\n"), "/base", "")
+	require.NoError(t, err)
+	name, ok = u.User("some-token-0123456789")
+	require.True(t, ok)
+	require.Equal(t, filepath.Clean("/srv/a"), name)
+	require.Empty(t, u.worlds[name], "# alice is no world")
+	require.False(t, u.plain)
 
 	for _, c := range []struct{ file, want string }{
 		{"", "no user"},
@@ -223,6 +238,7 @@ func TestParseUsers(t *testing.T) {
 		{"\nshort a\n", "2: a token of 5 characters"},
 		{"sha256:abcd a\n", "1: sha256: takes the 64 hex digits"},
 		{"some-token-0123456789 a /w1\nanother-token-0123456 a /w2\n", "2: a has another world on line 1"},
+		{"some-token-0123456789 /srv/a /w1\nanother-token-0123456 /srv/a/ /w2\n", "2: /srv/a/ has another world on line 1"},
 	} {
 		_, err := parseUsers(strings.NewReader(c.file), "/base", "")
 		require.ErrorContains(t, err, c.want, c.file)
@@ -273,4 +289,21 @@ func TestLimitListener(t *testing.T) {
 	require.NoError(t, l.Close())
 	require.ErrorIs(t, <-closed, net.ErrClosed)
 	second.Close()
+}
+
+// TestWarnReadable: a file that holds a token in clear and that other
+// users may read is named on standard error; a private one is not.
+func TestWarnReadable(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows keeps no permission bits")
+	}
+	file := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(file, []byte("0123456789abcdef-token\n"), 0o600))
+	var stderr strings.Builder
+	e := &env{stderr: &stderr}
+	warnReadable(e, file)
+	require.Empty(t, stderr.String())
+	require.NoError(t, os.Chmod(file, 0o644))
+	warnReadable(e, file)
+	require.Equal(t, "mdmemory: warning: "+file+" holds a token in clear and other users may read it (mode 0644): chmod 600 "+file+"\n", stderr.String())
 }

@@ -434,6 +434,11 @@ func (d *Dir) lockIsCurrent() (bool, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, err
 	}
+	if d.closed.Load() {
+		// A wait whose caller gave up went on past Close: no new lock
+		// file for a Dir that is gone, whose folder may be going too.
+		return false, fs.ErrClosed
+	}
 	lock, err := d.openLock()
 	if err != nil {
 		return false, err

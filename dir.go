@@ -44,7 +44,9 @@ import (
 //     widens them (0660 and 0770 for a group that shares the memory). The
 //     mode is set as given, whatever the process's umask. A file replaced
 //     keeps its mode, and an existing folder or file is never chmod'ed: a
-//     mode a person set is kept.
+//     mode a person set is kept. The exception is ".lock", the library's
+//     own file: an existing one gets the Dir's mode when the Dir opens it
+//     (unless another user owns it).
 //   - Every symbolic link is checked before it is followed: a link leads
 //     only down from the folder it stands in (a relative target without
 //     "..", not the folder itself), and never into another memory directory
@@ -150,7 +152,8 @@ func OpenDir(dir string) (*Dir, error) {
 // as different users) that share the memory, such as a shared world. New
 // folders get the same mode with search access wherever it gives read
 // access (0660 gives 0770, 0640 gives 0750). The mode is set as given,
-// whatever the process's umask; files and folders that exist keep theirs.
+// whatever the process's umask; files and folders that exist keep theirs,
+// but for the lock file, which gets mode (see [Dir]).
 // mode 0 means DefaultFileMode. A mode with other bits than read and write
 // permissions, or without the owner's read and write, is an error.
 func OpenDirMode(dir string, mode fs.FileMode) (*Dir, error) {
@@ -368,11 +371,17 @@ func (d *Dir) flockWait() error {
 }
 
 // openLock opens the lock file, creating it with the Dir's mode when it
-// does not exist; one that exists keeps its mode.
+// does not exist. One that exists gets the Dir's mode too: its mode is the
+// library's, not a person's, and earlier versions made it 0644, which let
+// any local user hold a shared lock on it and block the owner. A lock file
+// of another user's, which this one may not chmod, keeps its mode.
 func (d *Dir) openLock() (*os.File, error) {
 	f, err := d.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE|os.O_EXCL, d.mode)
 	if errors.Is(err, fs.ErrExist) {
-		return d.root.OpenFile(lockName, os.O_RDWR, 0)
+		if f, err = d.root.OpenFile(lockName, os.O_RDWR, 0); err == nil {
+			f.Chmod(d.mode)
+		}
+		return f, err
 	}
 	if err == nil {
 		if err := f.Chmod(d.mode); err != nil && runtime.GOOS != "windows" {

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mdmemory/memory/internal/flock"
@@ -43,14 +44,23 @@ import (
 //     widens them (0660 and 0770 for a group that shares the memory). The
 //     mode is set as given, whatever the process's umask. A file replaced
 //     keeps its mode, and an existing folder or file is never chmod'ed: a
-//     mode a person set is kept.
+//     mode a person set is kept. The exception is ".lock", the library's
+//     own file: an existing one gets the Dir's mode when the Dir opens it
+//     (unless another user owns it).
 //   - Every symbolic link is checked before it is followed: a link leads
 //     only down from the folder it stands in (a relative target without
 //     "..", not the folder itself), and never into another memory directory
 //     (a folder with a ".lock") nested in this one. A link that breaks this
 //     is an error wrapping [ErrInvalidPath]; List lists it, for the Store
 //     to report. So when agents' directories sit inside a shared world's,
-//     a link in world/ cannot reach an agent's facts.
+//     a link in world/ cannot reach an agent's facts. Nor can a link
+//     swapped in for a folder or a file after the check: Read, Write and
+//     Remove open the file's folder one folder at a time, each the folder
+//     the check saw (a swap is looked at again, a few times, then
+//     refused), and act inside that folder alone, on the file's name, so
+//     that os.Root keeps a link in the file's place inside the folder; the
+//     file read must be the one looked at, and it is opened without
+//     waiting, should a FIFO be put in its place.
 //   - A version is [Version] of the file's content, so that it is the same
 //     token the tools give the model. Write and Remove read the file and
 //     compare its version under the lock.
@@ -142,7 +152,8 @@ func OpenDir(dir string) (*Dir, error) {
 // as different users) that share the memory, such as a shared world. New
 // folders get the same mode with search access wherever it gives read
 // access (0660 gives 0770, 0640 gives 0750). The mode is set as given,
-// whatever the process's umask; files and folders that exist keep theirs.
+// whatever the process's umask; files and folders that exist keep theirs,
+// but for the lock file, which gets mode (see [Dir]).
 // mode 0 means DefaultFileMode. A mode with other bits than read and write
 // permissions, or without the owner's read and write, is an error.
 func OpenDirMode(dir string, mode fs.FileMode) (*Dir, error) {
@@ -360,11 +371,17 @@ func (d *Dir) flockWait() error {
 }
 
 // openLock opens the lock file, creating it with the Dir's mode when it
-// does not exist; one that exists keeps its mode.
+// does not exist. One that exists gets the Dir's mode too: its mode is the
+// library's, not a person's, and earlier versions made it 0644, which let
+// any local user hold a shared lock on it and block the owner. A lock file
+// of another user's, which this one may not chmod, keeps its mode.
 func (d *Dir) openLock() (*os.File, error) {
 	f, err := d.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE|os.O_EXCL, d.mode)
 	if errors.Is(err, fs.ErrExist) {
-		return d.root.OpenFile(lockName, os.O_RDWR, 0)
+		if f, err = d.root.OpenFile(lockName, os.O_RDWR, 0); err == nil {
+			f.Chmod(d.mode)
+		}
+		return f, err
 	}
 	if err == nil {
 		if err := f.Chmod(d.mode); err != nil && runtime.GOOS != "windows" {
@@ -377,24 +394,89 @@ func (d *Dir) openLock() (*os.File, error) {
 
 // mkdirs creates the folder dir and those above it that do not exist, with
 // the Dir's folder mode set as given.
+// A link or a file in a folder's place is left as it is, for the
+// operations on the folder to refuse or follow.
 func (d *Dir) mkdirs(dir string) error {
-	if dir == "." || dir == "" {
+	_, done, err := d.walk(dir, true)
+	if err == nil {
+		done()
+	}
+	if errors.Is(err, errReplaced) || errors.Is(err, syscall.ENOTDIR) {
 		return nil
 	}
-	if err := d.mkdirs(path.Dir(dir)); err != nil {
-		return err
+	return err
+}
+
+// folderOf opens the folder of name, following only the links resolve
+// allows, as a root of its own, and returns it with the function that
+// closes it. With create, it makes the folders that do not exist, with the
+// Dir's folder mode. A folder swapped for another since resolve looked at
+// it is looked at again, a few times, before the operation is refused.
+func (d *Dir) folderOf(name string, create bool) (sub *os.Root, done func(), err error) {
+	for try := 0; ; try++ {
+		dir, err := d.resolve(path.Dir(name))
+		if err != nil {
+			return nil, nil, err
+		}
+		sub, done, err = d.walk(dir, create)
+		if !errors.Is(err, errReplaced) || try == 3 {
+			if err != nil && !errors.Is(err, errReplaced) {
+				err = d.pathErr(name, err)
+			}
+			return sub, done, err
+		}
 	}
-	err := d.root.Mkdir(dir, folderMode(d.mode))
-	switch {
-	case errors.Is(err, fs.ErrExist):
-		return nil
-	case err != nil:
-		return err
+}
+
+// walk opens dir, a folder as resolve returned it, one folder at a time,
+// each inside the one before it: every folder on the way must be the
+// folder that Lstat saw in its place, not a symbolic link, so that no link
+// put in its place since resolve looked leads anywhere. os.Root then keeps
+// what is done in the folder inside it. With create, walk makes the folders
+// that do not exist.
+func (d *Dir) walk(dir string, create bool) (*os.Root, func(), error) {
+	cur, done := d.root, func() {}
+	fail := func(err error) (*os.Root, func(), error) {
+		done()
+		return nil, nil, err
 	}
-	if err := d.root.Chmod(dir, folderMode(d.mode)); err != nil && runtime.GOOS != "windows" {
-		return err
+	for part := range strings.SplitSeq(dir, "/") {
+		if part == "" || part == "." {
+			continue
+		}
+		fi, err := cur.Lstat(part)
+		made := false
+		if create && errors.Is(err, fs.ErrNotExist) {
+			if err = cur.Mkdir(part, folderMode(d.mode)); err == nil || errors.Is(err, fs.ErrExist) {
+				made = err == nil
+				fi, err = cur.Lstat(part)
+			}
+		}
+		switch {
+		case err != nil:
+			return fail(err)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return fail(&fs.PathError{Op: "open", Path: dir, Err: errReplaced})
+		case !fi.IsDir():
+			return fail(&fs.PathError{Op: "open", Path: dir, Err: syscall.ENOTDIR})
+		}
+		sub, err := cur.OpenRoot(part)
+		if err != nil {
+			return fail(err)
+		}
+		if got, err := sub.Stat("."); err != nil || !os.SameFile(fi, got) {
+			sub.Close()
+			return fail(&fs.PathError{Op: "open", Path: dir, Err: errReplaced})
+		}
+		done()
+		cur, done = sub, func() { sub.Close() }
+		if made {
+			if err := cur.Chmod(".", folderMode(d.mode)); err != nil && runtime.GOOS != "windows" {
+				return fail(err)
+			}
+		}
 	}
-	return nil
+	return cur, done, nil
 }
 
 func (d *Dir) lockFile() *os.File {
@@ -507,20 +589,35 @@ func (d *Dir) openOnce(name string) (*os.File, fs.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	// Lstat first: opening a FIFO or a device could block or never end.
-	fi, err := d.root.Lstat(real)
+	sub, done, err := d.walk(path.Dir(real), false)
 	if err != nil {
-		return nil, nil, d.pathErr(name, err)
+		if !errors.Is(err, errReplaced) {
+			err = d.pathErr(name, err)
+		}
+		return nil, nil, err
 	}
-	if !fi.Mode().IsRegular() {
+	defer done()
+	base := path.Base(real)
+	// Lstat first: opening a FIFO or a device could block or never end.
+	fi, err := sub.Lstat(base)
+	switch {
+	case err != nil:
+		return nil, nil, d.pathErr(name, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		// resolve followed every link: this one came since.
+		return nil, nil, &fs.PathError{Op: "read", Path: name, Err: errReplaced}
+	case !fi.Mode().IsRegular():
 		return nil, nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
 	}
-	f, err := d.root.Open(real)
+	// Without blocking, where the system can, should a FIFO be put in
+	// the file's place since.
+	f, err := sub.OpenFile(base, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, nil, d.pathErr(name, err)
 	}
-	// A link put in the file's place since would have been followed: the
-	// file opened must be the one looked at.
+	// A link put in the file's place since would have been followed
+	// (inside the folder alone, as sub is its root): the file opened must
+	// be the one looked at.
 	if got, err := f.Stat(); err != nil || !os.SameFile(fi, got) {
 		f.Close()
 		return nil, nil, &fs.PathError{Op: "read", Path: name, Err: errReplaced}
@@ -650,15 +747,15 @@ func (d *Dir) Remove(ctx context.Context, name, match string) error {
 		return err
 	}
 	defer release()
-	dir, err := d.resolve(path.Dir(name))
+	sub, done, err := d.folderOf(name, false)
 	if err != nil {
 		return err
 	}
-	name = path.Join(dir, path.Base(name))
-	if err := d.root.Remove(name); err != nil {
+	defer done()
+	if err := sub.Remove(path.Base(name)); err != nil {
 		return err
 	}
-	return d.syncDir(dir, name)
+	return syncDir(sub, name)
 }
 
 // change starts a Write or Remove: it takes the lock unless its caller
@@ -705,29 +802,28 @@ func (d *Dir) version(name string) (string, error) {
 }
 
 // replace writes data to name atomically, creating its folder if needed.
+// Every step after resolving the folder is made inside it, on names
+// without a folder: a link swapped in for the folder cannot redirect the
+// write.
 func (d *Dir) replace(name string, data []byte) (err error) {
-	dir, base := path.Split(name)
-	if dir, err = d.resolve(path.Clean(dir)); err != nil {
+	sub, done, err := d.folderOf(name, true)
+	if err != nil {
 		return err
 	}
-	name = path.Join(dir, base)
+	defer done()
+	base := path.Base(name)
 	perm := d.mode
-	if fi, err := d.root.Stat(name); err == nil {
+	if fi, err := sub.Stat(base); err == nil {
 		perm = fi.Mode().Perm()
 	}
-	f, tmp, err := d.createTemp(dir, base, perm)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = d.mkdirs(dir); err == nil {
-			f, tmp, err = d.createTemp(dir, base, perm)
-		}
-	}
+	f, tmp, err := createTemp(sub, base, perm)
 	if err != nil {
 		return d.pathErr(name, err)
 	}
 	defer func() {
 		if err != nil {
 			f.Close()
-			d.root.Remove(tmp)
+			sub.Remove(tmp)
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
@@ -744,16 +840,17 @@ func (d *Dir) replace(name string, data []byte) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = d.root.Rename(tmp, name); err != nil {
+	if err = sub.Rename(tmp, base); err != nil {
 		return err
 	}
-	return d.syncDir(dir, name)
+	return syncDir(sub, name)
 }
 
-func (d *Dir) createTemp(dir, base string, perm fs.FileMode) (f *os.File, tmp string, err error) {
+// createTemp creates a temporary file for base in the folder sub.
+func createTemp(sub *os.Root, base string, perm fs.FileMode) (f *os.File, tmp string, err error) {
 	for range 100 {
-		tmp = path.Join(dir, "."+base+tempMark+strconv.FormatUint(rand.Uint64(), 36))
-		f, err = d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		tmp = "." + base + tempMark + strconv.FormatUint(rand.Uint64(), 36)
+		f, err = sub.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if !errors.Is(err, fs.ErrExist) {
 			break
 		}
@@ -767,13 +864,14 @@ func (d *Dir) createTemp(dir, base string, perm fs.FileMode) (f *os.File, tmp st
 // a crash of the machine.
 var ErrNotDurable = errors.New("made, but the folder's fsync failed: the change may not survive a crash")
 
-// syncDir makes a rename or removal in dir durable. Windows cannot fsync a
-// directory; there the rename is durable when the file system says so.
-func (d *Dir) syncDir(dir, name string) error {
+// syncDir makes a rename or removal in the folder sub durable. Windows
+// cannot fsync a directory; there the rename is durable when the file
+// system says so.
+func syncDir(sub *os.Root, name string) error {
 	if runtime.GOOS == "windows" {
 		return nil
 	}
-	f, err := d.root.Open(dir)
+	f, err := sub.Open(".")
 	if err == nil {
 		err = f.Sync()
 		f.Close()

@@ -15,3 +15,7 @@ func fileID(fi fs.FileInfo) string {
 	}
 	return ""
 }
+
+// openNonblock opens a file without waiting for a writer, should a FIFO be
+// put in its place between the look and the open.
+const openNonblock = syscall.O_NONBLOCK

@@ -102,7 +102,8 @@ func copyFile(t *testing.T, from, to string) {
 // TestFileModes: memory is private by default, whatever the umask: new
 // files (the lock file among them) 0600, new folders 0700; a mode a person
 // set is kept when the file is replaced; Options.FileMode and OpenDirMode
-// widen the modes for a group, exactly as given.
+// widen the modes for a group, exactly as given; an existing .lock gets
+// the mode given.
 func TestFileModes(t *testing.T) {
 	ctx := context.Background()
 	perm := func(t *testing.T, p string) os.FileMode {
@@ -148,6 +149,24 @@ func TestFileModes(t *testing.T) {
 	require.Equal(t, os.FileMode(0o770), perm(t, filepath.Join(shared, "world")))
 	require.Equal(t, os.FileMode(0o660), perm(t, filepath.Join(shared, "world", "apollo.md")))
 	require.Equal(t, os.FileMode(0o660), perm(t, filepath.Join(shared, ".lock")))
+
+	// A lock file an earlier version left 0644 gets the Dir's mode; a
+	// memory file a person made 0644 keeps it.
+	old := filepath.Join(t.TempDir(), "old")
+	writeFile(t, old, ".lock", "")
+	writeFile(t, old, "facts/user.md", "- a\n")
+	for _, p := range []string{".lock", "facts/user.md"} {
+		require.NoError(t, os.Chmod(filepath.Join(old, p), 0o644))
+	}
+	o, err := memory.Open(old, nil)
+	require.NoError(t, err)
+	require.NoError(t, o.Close())
+	require.Equal(t, os.FileMode(0o600), perm(t, filepath.Join(old, ".lock")))
+	require.Equal(t, os.FileMode(0o644), perm(t, filepath.Join(old, "facts", "user.md")))
+	g, err := memory.OpenDirMode(old, 0o660)
+	require.NoError(t, err)
+	require.NoError(t, g.Close())
+	require.Equal(t, os.FileMode(0o660), perm(t, filepath.Join(old, ".lock")), "the Dir's mode, as given")
 
 	for _, bad := range []os.FileMode{0o700, 0o400, 0o200, 0o4600, 0o1666, os.ModeDir | 0o600} {
 		_, err := memory.OpenDirMode(filepath.Join(t.TempDir(), "x"), bad)

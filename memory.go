@@ -79,8 +79,9 @@ type Options struct {
 	// FileMode is the mode of the files Open's directory creates, as
 	// [OpenDirMode] takes it: 0 means DefaultFileMode, 0600 (folders
 	// 0700), the owner's alone; 0660 (folders 0770) lets a group share
-	// the memory. Files and folders that exist keep their mode. It has no
-	// effect on a store opened with OpenBackend.
+	// the memory. Files and folders that exist keep their mode, but for
+	// the lock file, ".lock", which gets this one. It has no effect on a
+	// store opened with OpenBackend.
 	FileMode fs.FileMode
 
 	// LockTimeout bounds how long a change waits for another process that

@@ -128,17 +128,32 @@ func thematicFrom[T ~string | ~[]byte](line T) func(at int) bool {
 	return func(at int) bool { return c != 0 && at >= from && at <= third && line[at] == c }
 }
 
+// maxDefinitions bounds the lines that may start a link reference
+// definition ("[label]: destination") in one paragraph. goldmark takes
+// the definitions out of a paragraph one at a time, copying the lines
+// after each, in time that grows with the square of their number: a 1 MiB
+// file of "[a]: b" lines took 24 s to parse. No memory needs more than a
+// few in a row.
+const maxDefinitions = 32
+
 // capNesting returns src as Parse gives it to goldmark: src itself, unless
 // a line's container prefix nests deeper than MaxNesting or holds more
-// than maxPrefixSpace columns of white space. Such a line keeps its first
-// MaxNesting markers, and the marker after them becomes a '\' that starts
-// plain text; the white space past maxPrefixSpace columns moves to the end
-// of the line. Every line keeps its length, so the offsets goldmark reports
-// are offsets in src, and every other line is left as it is. Unlike
-// Nesting, it counts a marker after any white space, as a container's
-// content may be indented by more than three spaces.
+// than maxPrefixSpace columns of white space, or more than maxDefinitions
+// lines in a row start with '[' after their prefix. A line nested too deep
+// keeps its first MaxNesting markers, and the marker after them becomes a
+// '\' that starts plain text; the white space past maxPrefixSpace columns
+// moves to the end of the line. A line that starts with '[', past the
+// first maxDefinitions of a paragraph (the lines since a blank line or a
+// list item's marker), has its '[' made a '\', so that it is the text of
+// the paragraph, not a definition; a definition starts only at the start
+// of a line, so that a paragraph holds at most maxDefinitions. Every line
+// keeps its length, so the offsets goldmark reports are offsets in src,
+// and every other line is left as it is. Unlike Nesting, it counts a
+// marker after any white space, as a container's content may be indented
+// by more than three spaces.
 func capNesting(src []byte) []byte {
 	var out, buf []byte
+	defs := 0 // lines of this paragraph that start with '['
 	for start := 0; start < len(src); {
 		end := len(src)
 		if i := bytes.IndexByte(src[start:], '\n'); i >= 0 {
@@ -148,11 +163,28 @@ func capNesting(src []byte) []byte {
 		if body > start && src[body-1] == '\r' {
 			body--
 		}
-		if capped, ok := capLine(src[start:body], &buf); ok {
+		line := src[start:body]
+		if capped, ok := capLine(line, &buf); ok {
 			if out == nil {
 				out = bytes.Clone(src)
 			}
 			copy(out[start:], capped)
+			line = capped
+		}
+		at, item := afterPrefix(line)
+		switch {
+		case at == len(line) || len(bytes.Trim(line[at:], " \t")) == 0:
+			defs = 0 // a blank line ends the paragraph
+		case item:
+			defs = 0 // a list item starts one
+		}
+		if at < len(line) && line[at] == '[' {
+			if defs++; defs > maxDefinitions {
+				if out == nil {
+					out = bytes.Clone(src)
+				}
+				out[start+at] = '\\'
+			}
 		}
 		start = end + 1
 	}
@@ -204,6 +236,17 @@ func capLine(line []byte, buf *[]byte) ([]byte, bool) {
 	out = append(out, bytes.Repeat([]byte{' '}, moved)...)
 	*buf = out
 	return out, true
+}
+
+// afterPrefix returns the offset in line of the first byte after its
+// container prefix, and whether the prefix holds a list item's marker.
+func afterPrefix(line []byte) (at int, item bool) {
+	walkPrefix(line, false, func(i int) { at = i + 1 }, func(i, n int) bool {
+		item = item || line[i] != '>'
+		at = i + n
+		return true
+	})
+	return at, item
 }
 
 // columns is how many columns a space or tab counts for in a prefix.

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/mdmemory/memory/internal/search"
+	"github.com/mdmemory/memory/internal/textpack"
 )
 
 // Semantic search. With Options.Embedder set, a search with words ranks the
@@ -203,7 +204,7 @@ func (s *Store) searchSemantic(ctx context.Context, query string, o SearchOption
 				return nil, hostErr(op, "", err)
 			}
 		} else {
-			sem.sync(x.idx, x.files) // a search of the latest entries may have refreshed the index
+			sem.sync(x.idx, x.dict, x.files) // a search of the latest entries may have refreshed the index
 		}
 		if qv != nil && len(qv) != sem.dim && sem.reset(len(qv)) && round == 0 {
 			x.mu.Unlock()
@@ -248,7 +249,7 @@ func (s *Store) prepareSemantic(ctx context.Context) (*semantic, error) {
 		}
 		x.sem = sem
 	}
-	x.sem.sync(x.idx, x.files)
+	x.sem.sync(x.idx, x.dict, x.files)
 	return x.sem, nil
 }
 
@@ -284,7 +285,7 @@ func (s *Store) loadCache(ctx context.Context) (*semantic, error) {
 // again since (a new *indexed) has its documents hashed anew, one gone is
 // forgotten. Documents whose hash has no vector become missing. The caller
 // holds s.search.mu.
-func (sem *semantic) sync(idx *search.Index, files map[string]*indexed) {
+func (sem *semantic) sync(idx *search.Index, dict *textpack.Dict, files map[string]*indexed) {
 	changed := false
 	for p, f := range files {
 		if sf := sem.files[p]; sf != nil && sf.of == f {
@@ -298,10 +299,12 @@ func (sem *semantic) sync(idx *search.Index, files map[string]*indexed) {
 			dates[h.Pos] = h.Date
 		}
 		sf := &semFile{of: f, docs: make([]semDoc, len(f.docs))}
+		var buf []byte
 		for i, d := range f.docs {
-			text := embedText(string(f.data[d.start:d.end]))
+			buf = f.docText(dict, i, buf[:0])
+			text := embedText(string(buf))
 			h := sha256.Sum256([]byte(text))
-			sf.docs[i] = semDoc{pos: d.line, date: dates[d.line], hash: h}
+			sf.docs[i] = semDoc{pos: int(d.line), date: dates[int(d.line)], hash: h}
 			if sem.vecs[h] == nil {
 				sem.missing[h] = text
 			}
@@ -548,11 +551,11 @@ func dot(a, b []float32) float64 {
 // p. The caller holds s.search.mu.
 func (s *Store) docText(p string, pos int) string {
 	f := s.search.files[p]
-	i, found := slices.BinarySearchFunc(f.docs, pos, func(d docInfo, line int) int { return d.line - line })
+	i, found := f.find(pos)
 	if !found {
 		return ""
 	}
-	return string(f.data[f.docs[i].start:f.docs[i].end])
+	return string(f.docText(s.search.dict, i, nil))
 }
 
 // wordSet returns the set of terms of text, as the keyword index has them.

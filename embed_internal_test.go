@@ -3,6 +3,7 @@ package memory
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/mdmemory/memory/internal/textpack"
 	"hash/crc32"
 	"math"
 	"strings"
@@ -63,7 +64,8 @@ func TestEmbedHelpers(t *testing.T) {
 	require.Equal(t, ".cache/vectors-"+"e3b0c44298fc1c14"+".bin", cacheName(""))
 
 	s := &Store{}
-	s.search.files = map[string]*indexed{"facts/user.md": {data: []byte("- x\n"), docs: []docInfo{{line: 1, end: 3}}}}
+	s.search.dict = &textpack.Dict{}
+	s.search.files = map[string]*indexed{"facts/user.md": {text: s.search.dict.Append(nil, []byte("- x")), docs: []docInfo{{line: 1}}}}
 	require.Equal(t, "- x", s.docText("facts/user.md", 1))
 	require.Equal(t, "", s.docText("facts/user.md", 2), "no document there")
 }

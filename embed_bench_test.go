@@ -38,7 +38,7 @@ func (hashEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error
 // age sets the time of every file under dir an hour back, so that the
 // directory's listing tags them and a search does not read them again
 // (files changed in the last two seconds are read at every search).
-func age(b *testing.B, dir string) {
+func age(b testing.TB, dir string) {
 	b.Helper()
 	old := time.Now().Add(-time.Hour)
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

@@ -230,6 +230,7 @@ func (s *Store) ReleaseIndex() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.release()
+	s.forgetHeads()
 }
 
 // release drops the index. The caller holds x.mu.
@@ -258,6 +259,7 @@ func (s *Store) idleLater() {
 		defer x.mu.Unlock()
 		if x.epoch == epoch {
 			x.release()
+			s.forgetHeads()
 			if s.idleHook != nil {
 				s.idleHook()
 			}

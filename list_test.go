@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -17,6 +18,7 @@ type counting struct {
 	memory.Backend
 	reads atomic.Int64
 	ghost string
+	hide  bool // List of everything leaves out facts/ and episodes/
 }
 
 func (c *counting) Read(ctx context.Context, name string, limit int64) (memory.Content, error) {
@@ -28,6 +30,15 @@ func (c *counting) List(ctx context.Context, dir string) ([]memory.Entry, error)
 	entries, err := c.Backend.List(ctx, dir)
 	if dir == "" && c.ghost != "" {
 		entries = append(entries, memory.Entry{Name: c.ghost, Size: 10, Tag: "ghost"})
+	}
+	if dir == "" && c.hide {
+		var kept []memory.Entry
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name, "facts/") && !strings.HasPrefix(e.Name, "episodes/") {
+				kept = append(kept, e)
+			}
+		}
+		entries = kept
 	}
 	return entries, err
 }
@@ -75,6 +86,13 @@ func TestListRemembersHeads(t *testing.T) {
 	require.Equal(t, paths(first), paths(got))
 	require.Equal(t, "March, part one", got[1].Summary, "from the part")
 	require.Equal(t, first[1].Size+10, got[1].Size, "the sizes the listing gave")
+
+	// Folders the listing of everything does not show are listed on their
+	// own (on a directory, one it could not read).
+	b.ghost, b.hide = "", true
+	got, err = s.List(ctx)
+	require.NoError(t, err)
+	require.Equal(t, first, got)
 }
 
 func paths(files []memory.FileInfo) []string {

@@ -77,7 +77,8 @@ func TestDecodeCache(t *testing.T) {
 func TestEmbedHelpers(t *testing.T) {
 	require.Equal(t, strings.Repeat("é", embedChars), embedText(strings.Repeat("é", embedChars+5)))
 	require.Equal(t, "- a line", embedText("- a line\n\n"))
-	require.Zero(t, wordJaccard(map[string]bool{}, map[string]bool{}))
+	require.Zero(t, wordJaccard(nil, nil))
+	require.Equal(t, 0.5, wordJaccard(search.TermSet(nil, "tea in Hangzhou, tea"), search.TermSet(nil, "Hangzhou tea, West Lake")))
 	require.Equal(t, []float32{0, 0}, unit([]float32{0, 0}))
 	require.Equal(t, []float32{0, 0}, unit([]float32{float32(math.Inf(1)), 1}))
 	require.Equal(t, []float32{0.6, 0.8}, unit([]float32{3, 4}))

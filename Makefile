@@ -65,6 +65,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzSetHead$$' -fuzztime=$(or $(FUZZTIME),40000x) ./internal/markdown
 	$(GO) test -run='^$$' -fuzz='^FuzzCapNesting$$' -fuzztime=$(or $(FUZZTIME),10000x) ./internal/markdown
 	$(GO) test -run='^$$' -fuzz='^FuzzTokenize$$' -fuzztime=$(or $(FUZZTIME),150000x) ./internal/search
+	$(GO) test -run='^$$' -fuzz='^FuzzPack$$' -fuzztime=$(or $(FUZZTIME),50000x) ./internal/textpack
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 $(LIBPKGS)

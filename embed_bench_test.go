@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,7 +38,7 @@ func (hashEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error
 // age sets the time of every file under dir an hour back, so that the
 // directory's listing tags them and a search does not read them again
 // (files changed in the last two seconds are read at every search).
-func age(b *testing.B, dir string) {
+func age(b testing.TB, dir string) {
 	b.Helper()
 	old := time.Now().Add(-time.Hour)
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -116,4 +117,49 @@ func BenchmarkSearchSemanticRestart(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkHybridVsKeyword runs, in each iteration, one query on a Store
+// with an Embedder (hashEmbedder: 384 numbers, answering at once, so that
+// the figures are the library's) and the same query on a Store without
+// one, over the same 10,000 entries, files tagged (see age), and reports
+// each's median time and their ratio: the two in the same moments of a
+// noisy machine.
+func BenchmarkHybridVsKeyword(b *testing.B) {
+	const n = 10000
+	hybrid, dir := open(b, &memory.Options{Embedder: hashEmbedder{}})
+	queries := writeCorpus(b, dir, n)
+	age(b, dir)
+	keyword, err := memory.Open(dir, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer keyword.Close()
+	ctx := context.Background()
+	for _, s := range []*memory.Store{hybrid, keyword} {
+		if _, err := s.Search(ctx, "warm up", nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var kw, hy []time.Duration
+	i := 0
+	for b.Loop() {
+		q := queries[i%len(queries)]
+		start := time.Now()
+		if _, err := keyword.Search(ctx, q, nil); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if _, err := hybrid.Search(ctx, q, nil); err != nil {
+			b.Fatal(err)
+		}
+		kw, hy = append(kw, mid.Sub(start)), append(hy, time.Since(mid))
+		i++
+	}
+	slices.Sort(kw)
+	slices.Sort(hy)
+	k, h := kw[len(kw)/2], hy[len(hy)/2]
+	b.ReportMetric(float64(k.Microseconds())/1000, "keyword-ms")
+	b.ReportMetric(float64(h.Microseconds())/1000, "hybrid-ms")
+	b.ReportMetric(float64(h)/float64(k), "hybrid/keyword")
 }

@@ -183,6 +183,9 @@ type Store struct {
 
 	search index // the keyword index, brought up to date before each search
 
+	headsMu sync.Mutex
+	heads   map[string]cachedHead // what List read of each file, by path; released with the index
+
 	toolsOnce sync.Once
 	tools     []Tool   // the tool definitions, made on first use (toolSet); a Session binds them
 	sessions  sessions // the conversations named by the host
@@ -373,6 +376,14 @@ func (s *Store) now() time.Time { return s.opts.Now() }
 // "episodes/" or "world/" says why. A done context, a closed store, or a
 // backend that cannot list or read for another reason (the network, the
 // server) fail List.
+//
+// List lists the backend once (on S3 one ListObjectsV2 a thousand files)
+// and reads the heads of the files it found in parallel, at most
+// listWorkers at a time; a file whose tag (its ETag on S3) is the one it
+// had at the last List is not read again: its summary is remembered, until
+// the index is released (ReleaseIndex, Options.IndexIdle). When the whole
+// cannot be listed because of a person's mistake, each folder is listed on
+// its own.
 func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 	const op = "list"
 	end, err := s.begin(ctx, op, "")
@@ -381,6 +392,19 @@ func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 	}
 	defer end()
 
+	all, err := s.b.List(ctx, "")
+	switch {
+	case err == nil:
+		return s.listAll(ctx, all)
+	case stops(err) || !personal(err):
+		return nil, hostErr(op, "", err)
+	}
+	return s.listEach(ctx)
+}
+
+// listEach is List, one folder at a time.
+func (s *Store) listEach(ctx context.Context) ([]FileInfo, error) {
+	const op = "list"
 	files := []FileInfo{}
 	add := func(p string, info FileInfo, ok bool, err error) error {
 		info, ok, err = listed(p, info, ok, err)

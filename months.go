@@ -119,6 +119,11 @@ func (s *Store) monthsIn(ctx context.Context, dir string) ([]monthFiles, error) 
 	if err != nil {
 		return nil, err
 	}
+	return monthsFrom(entries, dir), nil
+}
+
+// monthsFrom is monthsIn from a listing of dir.
+func monthsFrom(entries []Entry, dir string) []monthFiles {
 	byMonth := map[string]*monthFiles{}
 	for _, e := range entries {
 		if path.Dir(e.Name) != dir {
@@ -146,7 +151,7 @@ func (s *Store) monthsIn(ctx context.Context, dir string) ([]monthFiles, error) 
 		months = append(months, *mf)
 	}
 	slices.SortFunc(months, func(a, b monthFiles) int { return strings.Compare(b.month, a.month) })
-	return months, nil
+	return months
 }
 
 // monthOfPath returns the month of a month's file, "2026-02" for

@@ -1,11 +1,14 @@
 package memory
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"io/fs"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/mdmemory/memory/internal/markdown"
 	"github.com/mdmemory/memory/internal/search"
+	"github.com/mdmemory/memory/internal/textpack"
 )
 
 // Search. The store keeps an in-memory BM25 index (internal/search) of its
@@ -26,8 +30,9 @@ import (
 // number; on S3 its ETag), and only a file whose tag changed, or that has
 // none, is read again, and re-indexed when its content hash changed. So a
 // search sees every change made before it, by the tools or in an editor,
-// and re-reads only what changed. The index keeps each file's text, for
-// the snippets; it is built on the first search and can be released
+// and re-reads only what changed. The index keeps the text of each
+// document, for the snippets, packed by internal/textpack (about a quarter
+// of its size); it is built on the first search and can be released
 // (Store.ReleaseIndex, Options.IndexIdle, Close).
 
 // DefaultSearchLimit is the number of hits Search returns when
@@ -68,6 +73,7 @@ type SearchHit struct {
 type index struct {
 	mu    sync.Mutex
 	idx   *search.Index
+	dict  *textpack.Dict // the documents' texts are packed with it
 	seed  maphash.Seed
 	files map[string]*indexed
 	reads int // files read to refresh, for tests
@@ -80,18 +86,43 @@ type index struct {
 
 // indexed is a file as it was when last read.
 type indexed struct {
-	tag  string // the backend's tag when it was listed before the read
-	hash uint64
-	data []byte    // the text read, for snippets
-	docs []docInfo // by line
+	tag    string // the backend's tag when it was listed before the read
+	hash   uint64
+	text   []byte            // the documents' texts, packed one after another, for snippets
+	docs   []docInfo         // by line
+	titles map[uint32]string // by line, the titles that are not spans of their document's text
 }
 
-// docInfo is what a hit shows of a document.
+// docInfo is what a hit shows of a document, in 16 bytes.
 type docInfo struct {
-	line       int
-	title      string
-	start, end int  // byte span in the file
-	fact       bool // a fact line: its first line is text, not a heading
+	line uint32
+	off  uint32 // where the document's packed text starts in indexed.text
+	toff uint32 // the title: bytes toff to toff+tlen of the text, unless titles has it
+	tlen uint16
+	fact bool // a fact line: its first line is text, not a heading
+}
+
+// docText appends the text of the i-th document of f to buf and returns it.
+func (f *indexed) docText(dict *textpack.Dict, i int, buf []byte) []byte {
+	end := len(f.text)
+	if i+1 < len(f.docs) {
+		end = int(f.docs[i+1].off)
+	}
+	return dict.Decode(buf, f.text[f.docs[i].off:end])
+}
+
+// title returns the title of the i-th document of f, whose text is text.
+func (f *indexed) title(i int, text []byte) string {
+	d := f.docs[i]
+	if t, ok := f.titles[d.line]; ok {
+		return t
+	}
+	return string(text[d.toff : d.toff+uint32(d.tlen)])
+}
+
+// find returns the index in f.docs of the document at line.
+func (f *indexed) find(line int) (int, bool) {
+	return slices.BinarySearchFunc(f.docs, line, func(d docInfo, line int) int { return cmp.Compare(int(d.line), line) })
 }
 
 // validDate reports whether d is a date as "YYYY-MM-DD".
@@ -199,11 +230,12 @@ func (s *Store) ReleaseIndex() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.release()
+	s.forgetHeads()
 }
 
 // release drops the index. The caller holds x.mu.
 func (x *index) release() {
-	x.idx, x.files, x.sem = nil, nil, nil
+	x.idx, x.dict, x.files, x.sem = nil, nil, nil, nil
 	if x.idle != nil {
 		x.idle.Stop()
 		x.idle = nil
@@ -227,6 +259,7 @@ func (s *Store) idleLater() {
 		defer x.mu.Unlock()
 		if x.epoch == epoch {
 			x.release()
+			s.forgetHeads()
 			if s.idleHook != nil {
 				s.idleHook()
 			}
@@ -241,6 +274,7 @@ func (s *Store) refresh(ctx context.Context) error {
 	x := &s.search
 	if x.files == nil {
 		x.idx = &search.Index{}
+		x.dict = &textpack.Dict{}
 		x.files = map[string]*indexed{}
 		x.seed = maphash.MakeSeed()
 	}
@@ -259,7 +293,7 @@ func (s *Store) refresh(ctx context.Context) error {
 		if old != nil && e.Tag != "" && old.tag == e.Tag {
 			continue // unchanged
 		}
-		sc := &scan{path: e.Name, tag: e.Tag, indexed: old != nil}
+		sc := &scan{path: e.Name, tag: e.Tag, indexed: old != nil, dict: x.dict}
 		if old != nil {
 			sc.oldHash = old.hash
 		}
@@ -300,6 +334,7 @@ type scan struct {
 	tag     string
 	indexed bool   // the index holds an older reading
 	oldHash uint64 // its hash
+	dict    *textpack.Dict
 
 	hash uint64
 	gone bool
@@ -324,8 +359,8 @@ func (s *Store) scanFile(ctx context.Context, sc *scan) {
 	if sc.indexed && sc.hash == sc.oldHash {
 		return
 	}
-	sc.file = &indexed{tag: sc.tag, hash: sc.hash, data: c.Data}
-	sc.docs = documents(sc.path, c.Data, sc.file)
+	sc.file = &indexed{tag: sc.tag, hash: sc.hash}
+	sc.docs = documents(sc.path, c.Data, sc.file, sc.dict)
 }
 
 // parallel runs f(0) … f(n-1) on up to GOMAXPROCS goroutines and waits for
@@ -347,25 +382,48 @@ func parallel(n int, f func(i int)) {
 	wg.Wait()
 }
 
-// documents cuts a file into search documents and records what hits show.
-func documents(p string, b []byte, f *indexed) []search.Doc {
+// documents cuts a file into search documents and records what hits show:
+// each document's text, packed with dict, and its title as a span of it.
+func documents(p string, b []byte, f *indexed, dict *textpack.Dict) []search.Doc {
 	d := markdown.Parse(b)
-	var docs []search.Doc
-	if !strings.HasPrefix(p, episodesDir+"/") { // a fact file or procedures.md: a document a line
+	type span struct {
+		line, start, end int
+		title, date      string
+	}
+	var spans []span
+	fact := !strings.HasPrefix(p, episodesDir+"/") // a fact file or procedures.md: a document a line
+	if fact {
 		for _, it := range d.Items {
-			docs = append(docs, search.Doc{Pos: it.Line, Text: string(b[it.Start:it.End])})
-			f.docs = append(f.docs, docInfo{line: it.Line, title: it.Text, start: it.Start, end: it.End, fact: true})
+			spans = append(spans, span{line: it.Line, start: it.Start, end: it.End, title: it.Text})
 		}
-		return docs
-	}
-	for _, e := range d.Entries {
-		date := e.Date
-		if !validDate(date) {
-			date = "" // "- Date: yesterday" is no date to sort or filter by
+	} else {
+		for _, e := range d.Entries {
+			date := e.Date
+			if !validDate(date) {
+				date = "" // "- Date: yesterday" is no date to sort or filter by
+			}
+			spans = append(spans, span{line: e.Line, start: e.Start, end: e.End, title: e.Title, date: date})
 		}
-		docs = append(docs, search.Doc{Pos: e.Line, Date: date, Text: string(b[e.Start:e.End])})
-		f.docs = append(f.docs, docInfo{line: e.Line, title: e.Title, start: e.Start, end: e.End})
 	}
+	docs := make([]search.Doc, len(spans))
+	f.docs = make([]docInfo, len(spans))
+	var packed []byte
+	for i, sp := range spans {
+		text := b[sp.start:sp.end]
+		docs[i] = search.Doc{Pos: sp.line, Date: sp.date, Text: string(text)}
+		di := docInfo{line: uint32(sp.line), off: uint32(len(packed)), fact: fact}
+		if at := bytes.Index(text, []byte(sp.title)); at >= 0 && len(sp.title) <= math.MaxUint16 {
+			di.toff, di.tlen = uint32(at), uint16(len(sp.title))
+		} else {
+			if f.titles == nil {
+				f.titles = map[uint32]string{}
+			}
+			f.titles[di.line] = sp.title
+		}
+		f.docs[i] = di
+		packed = dict.Append(packed, text)
+	}
+	f.text = bytes.Clone(packed) // its own size: append leaves room to grow
 	return docs
 }
 
@@ -374,15 +432,16 @@ func documents(p string, b []byte, f *indexed) []search.Doc {
 func (s *Store) render(hits []search.Hit, query string) []SearchHit {
 	terms := search.Tokenize(query)
 	out := make([]SearchHit, 0, len(hits))
+	var buf []byte
 	for _, h := range hits {
 		f := s.search.files[h.File]
-		i, found := slices.BinarySearchFunc(f.docs, h.Pos, func(d docInfo, line int) int { return d.line - line })
+		i, found := f.find(h.Pos)
 		if !found {
 			continue // cannot happen: the index and files change together
 		}
-		doc := f.docs[i]
-		hit := SearchHit{Path: h.File, Line: doc.line, Title: cut(printable(doc.title), snippetMax), Date: h.Date, Score: h.Score}
-		hit.Snippet = snippet(string(f.data[doc.start:doc.end]), terms, doc.fact)
+		buf = f.docText(s.search.dict, i, buf[:0])
+		hit := SearchHit{Path: h.File, Line: h.Pos, Title: cut(printable(f.title(i, buf)), snippetMax), Date: h.Date, Score: h.Score}
+		hit.Snippet = snippet(string(buf), terms, f.docs[i].fact)
 		out = append(out, hit)
 	}
 	return out

@@ -270,3 +270,15 @@ func TestContext(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "", got)
 }
+
+// TestSearchTitleNotASpan: an entry whose title is not a span of its text
+// (a Setext heading over two lines, which the title joins) shows it whole.
+func TestSearchTitleNotASpan(t *testing.T) {
+	s, dir := open(t, nil)
+	writeFile(t, dir, "episodes/2026-02.md", "# 2026-02 Episodes\n\n> Summary: tea\n\n## Flights\n- Date: 2026-02-01\n\nTea tasting\nin Hangzhou\n---\n- Date: 2026-02-03\n")
+	hits, err := s.Search(context.Background(), "hangzhou", nil)
+	require.NoError(t, err)
+	require.Len(t, hits, 1)
+	require.Equal(t, "Tea tasting in Hangzhou", hits[0].Title)
+	require.Equal(t, 8, hits[0].Line)
+}

@@ -88,6 +88,7 @@ var cases = []testCase{
 	{"List", testList},
 	{"SearchSeesAppend", testSearchSeesAppend},
 	{"BackendChangeSeen", testBackendChangeSeen},
+	{"ListSeesChange", testListSeesChange},
 	{"FactsBudget", testFactsBudget},
 	{"VersionTokens", testVersionTokens},
 	{"HandChangeBetweenReadAndPatch", testHandChangeBetweenReadAndPatch},
@@ -585,6 +586,41 @@ func testSearchSeesAppend(t *testing.T, e *env) {
 	}
 	if hits := e.search(e.s, "hostel"); len(hits) != 1 {
 		t.Fatalf("Search(hostel) after the patch: %+v", hits)
+	}
+}
+
+// testListSeesChange: List remembers the summaries it read, by the files'
+// tags; a change another client makes through the Backend, of the same
+// size, is seen by the next List.
+func testListSeesChange(t *testing.T, e *env) {
+	e.write(e.s, userFile, "# User\n\n> Summary: likes green tea\n\n- Likes: jasmine tea\n")
+	e.appendTo(e.s, monthFile, "## Lunch\n- Summary: dumplings at Din Tai Fung")
+	for range 2 {
+		files := e.list(e.s)
+		if s := info(t, files, userFile).Summary; s != "likes green tea" {
+			t.Fatalf("List: the fact file's summary is %q", s)
+		}
+	}
+	e.handEdit(userFile, "# User\n\n> Summary: likes black tea\n\n- Likes: jasmine tea\n")
+	old := e.read(e.s, monthFile)
+	edited := strings.Replace(old, "Summary: Lunch", "Summary: Lnch!", 1)
+	if edited == old || len(edited) != len(old) {
+		t.Fatalf("the month's summary line is not as expected: %q", old)
+	}
+	e.handEdit(monthFile, edited)
+	files := e.list(e.s)
+	if s := info(t, files, userFile).Summary; s != "likes black tea" {
+		t.Errorf("List after another client's change: the fact file's summary is %q", s)
+	}
+	if s := info(t, files, monthFile).Summary; s != "Lnch!" {
+		t.Errorf("List after another client's change: the month's summary is %q", s)
+	}
+	o := e.store(nil) // another Store, as another process would have
+	if err := o.Write(e.ctx, userFile, "# User\n\n> Summary: likes oolong\n\n- Likes: oolong\n"); err != nil {
+		t.Fatalf("Write through another Store: %v", err)
+	}
+	if s := info(t, e.list(e.s), userFile).Summary; s != "likes oolong" {
+		t.Errorf("List after another Store's write: the fact file's summary is %q", s)
 	}
 }
 

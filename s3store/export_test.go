@@ -27,3 +27,6 @@ const (
 
 // Outcome is what Classify says of an error.
 type Outcome = outcome
+
+// SetMaxList sets the files b's List returns at most.
+func (b *Backend) SetMaxList(n int) { b.maxList = n }

@@ -60,7 +60,8 @@ type Backend struct {
 	// an ETag only (Ceph RGW): If-Match is then sent without the quotes.
 	bare atomic.Bool
 
-	ttl time.Duration // of the leases this backend takes; LeaseTTL but in tests
+	ttl     time.Duration // of the leases this backend takes; LeaseTTL but in tests
+	maxList int           // the files List returns at most: MaxListFiles but in tests
 
 	mu    sync.Mutex
 	turns map[string]chan struct{} // this Backend's queue for each folder's lease
@@ -91,7 +92,7 @@ func New(client *s3.Client, bucket, prefix string) (*Backend, error) {
 			}
 		}
 	}
-	return &Backend{client: client, bucket: bucket, prefix: prefix, ttl: LeaseTTL, turns: map[string]chan struct{}{}}, nil
+	return &Backend{client: client, bucket: bucket, prefix: prefix, ttl: LeaseTTL, maxList: MaxListFiles, turns: map[string]chan struct{}{}}, nil
 }
 
 // Bucket returns the bucket the Backend keeps its files in.
@@ -446,12 +447,17 @@ func sameETag(a, b string) bool {
 	return a != "" && a == strings.Trim(b, `"`)
 }
 
+// MaxListFiles bounds the files one List returns: past it, List fails
+// rather than hold a listing without end (a prefix shared with millions of
+// other objects). A memory holds a few hundred files.
+const MaxListFiles = 1 << 20
+
 // List returns the objects under the folder dir, its sub-folders
 // included, or under the whole prefix when dir is "", with one
 // ListObjectsV2 per 1,000 keys, sorted by name, each tagged with its ETag.
 // Folder markers (keys ending in "/") and names with a part starting with
 // "." (the leases) are left out. A folder with no objects is empty, not an
-// error.
+// error; one with more than MaxListFiles files is an error.
 func (b *Backend) List(ctx context.Context, dir string) ([]memory.Entry, error) {
 	dir = strings.TrimSuffix(dir, "/")
 	lp := b.prefix
@@ -479,6 +485,9 @@ func (b *Backend) List(ctx context.Context, dir string) ([]memory.Entry, error) 
 			name := base
 			if dir != "" {
 				name = dir + "/" + base
+			}
+			if len(entries) == b.maxList {
+				return nil, fmt.Errorf("s3store: list %s: more than %d files", lp, b.maxList)
 			}
 			entries = append(entries, memory.Entry{Name: name, Size: aws.ToInt64(o.Size), Tag: aws.ToString(o.ETag)})
 		}

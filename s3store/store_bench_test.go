@@ -29,7 +29,8 @@ import (
 //     conditional PutObject of 2 KB;
 //   - read: a month's file of ~8 KiB, against a GetObject of the same;
 //   - list: two fact files and twelve months, against one ListObjectsV2 of
-//     the prefix;
+//     the prefix; list-cold the same with the summaries List remembers
+//     forgotten first (ReleaseIndex), so that it reads every head;
 //   - search: a query of that memory, its index built, against one
 //     ListObjectsV2 of the prefix (the freshness check is one listing).
 //
@@ -96,7 +97,7 @@ func BenchmarkStore(b *testing.B) {
 		report(b, store, floor, "read", "get")
 	})
 
-	for _, op := range []string{"list", "search"} {
+	for _, op := range []string{"list", "list-cold", "search"} {
 		b.Run(op, func(b *testing.B) {
 			st, _, bare := newStoreEnv(b)
 			fillMemory(b, st)
@@ -105,8 +106,11 @@ func BenchmarkStore(b *testing.B) {
 			}
 			var store, floor time.Duration
 			for b.Loop() {
+				if op == "list-cold" {
+					st.ReleaseIndex()
+				}
 				start := time.Now()
-				if op == "list" {
+				if op != "search" {
 					if files, err := st.List(ctx); err != nil || len(files) != 14 {
 						b.Fatal(len(files), err)
 					}

@@ -147,7 +147,11 @@ With --json: [{"path", "line", "title", "date", "snippet", "score"}].`,
 			fs.StringVar(&o.Path, "path", "", `only files whose path starts with this: "facts/", "episodes/2026-"`)
 			fs.StringVar(&o.Since, "since", "", "only entries dated on or after this: YYYY, YYYY-MM or YYYY-MM-DD")
 			fs.StringVar(&o.Until, "until", "", "only entries dated on or before this: YYYY, YYYY-MM or YYYY-MM-DD")
+			embed := addEmbedFlags(fs)
 			return func(ctx context.Context, e *env) error {
+				if err := embed.use(e); err != nil {
+					return err
+				}
 				s, close, err := e.open(ctx, false)
 				if err != nil {
 					return err
@@ -191,7 +195,11 @@ whole, as many as fit in --budget characters.
 With --json: {"query", "budget", "text"}.`,
 		setup: func(fs *flag.FlagSet) func(context.Context, *env) error {
 			budget := fs.Int("budget", 4000, "the most characters to give, at least 200")
+			embed := addEmbedFlags(fs)
 			return func(ctx context.Context, e *env) error {
+				if err := embed.use(e); err != nil {
+					return err
+				}
 				s, close, err := e.open(ctx, false)
 				if err != nil {
 					return err

@@ -113,6 +113,8 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
+
+	embedder memory.Embedder // the commands that search: --embed-url (embed.go)
 }
 
 func commands() []*command {

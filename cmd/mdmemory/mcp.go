@@ -75,7 +75,11 @@ It creates the directory when it does not exist.`,
 			fs.IntVar(&f.maxSessions, "max-sessions", 1000, "with --http, the sessions open at once; past them a new session closes the one idle the longest")
 			fs.DurationVar(&f.timeout, "session-timeout", 30*time.Minute, "with --http, close a session idle this long, and end its conversation (0: never)")
 			fs.IntVar(&f.maxConns, "max-conns", 1024, "with --http, the connections open at once; past them new ones wait")
+			embed := addEmbedFlags(fs)
 			return func(ctx context.Context, e *env) error {
+				if err := embed.use(e); err != nil {
+					return err
+				}
 				if f.addr != "" {
 					return serveHTTP(ctx, e, f)
 				}
@@ -144,6 +148,7 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 		if err != nil {
 			return err
 		}
+		sopts.Embedder = e.embedder
 		u, err := readUsers(f.users, e.store.worldWhere(e.getenv), sopts, e.getenv)
 		if err != nil {
 			return fmt.Errorf("--users %w", err)

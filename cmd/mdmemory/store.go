@@ -81,6 +81,7 @@ func (e *env) open(ctx context.Context, write bool) (s *memory.Store, close func
 	if err != nil {
 		return nil, nil, err
 	}
+	opts.Embedder = e.embedder
 	return openStore(ctx, e.store.where(e.getenv), e.store.worldWhere(e.getenv), opts, write, e.getenv)
 }
 

@@ -20,11 +20,15 @@
 // newest first, for a query with no words.
 //
 // Nothing here does I/O, and the index keeps no document text: only term
-// IDs, counts, positions and dates.
+// IDs, counts, positions and dates. It is laid out for memory: a file's
+// postings are one byte string of delta-coded varints (most postings take
+// one byte: the gap to the previous document and the term's frequency),
+// and a document's position, date and length take 12 bytes.
 package search
 
 import (
 	"cmp"
+	"encoding/binary"
 	"math"
 	"slices"
 	"strings"
@@ -47,10 +51,12 @@ const maxTF = math.MaxUint8
 // Doc is one document of a file: a unit that is found and returned whole.
 type Doc struct {
 	// Pos identifies the document within its file and orders tied results;
-	// the store uses the 1-based line where the entry or bullet starts.
+	// the store uses the 1-based line where the entry or bullet starts. It
+	// is kept as a uint32: from 0 to 4,294,967,295.
 	Pos int
-	// Date is the document's date as "YYYY-MM-DD", or "" when it has none.
-	// It is what Filter's date range and Latest look at.
+	// Date is the document's date as "YYYY-MM-DD", or "" when it has none
+	// (any other form counts as none). It is what Filter's date range and
+	// Latest look at.
 	Date string
 	// Text is what is indexed. The index keeps its terms, never the text.
 	Text string
@@ -82,15 +88,57 @@ func (f *Filter) keepFile(file string) bool {
 	return f == nil || f.File == nil || f.File(file)
 }
 
-// keepDate reports whether f lets a document dated date through.
-func (f *Filter) keepDate(date string) bool {
+// keepDate reports whether f lets a document dated d (packed, 0 for none)
+// through.
+func (f *Filter) keepDate(d uint32) bool {
 	if f == nil || f.Since == "" && f.Until == "" {
 		return true
 	}
-	if date == "" || date < f.Since {
+	if d == 0 {
+		return false
+	}
+	var buf [10]byte
+	date := string(appendDate(buf[:0], d))
+	if date < f.Since {
 		return false
 	}
 	return f.Until == "" || date <= f.Until || strings.HasPrefix(date, f.Until)
+}
+
+// packDate packs a date "YYYY-MM-DD" as the number YYYYMMDD, which orders
+// as the string does; 0 for anything else.
+func packDate(s string) uint32 {
+	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
+		return 0
+	}
+	var n uint32
+	for i := range 10 {
+		if i == 4 || i == 7 {
+			continue
+		}
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + uint32(c-'0')
+	}
+	return n
+}
+
+// appendDate appends the date packDate packed as d to b.
+func appendDate(b []byte, d uint32) []byte {
+	y, m, day := d/10000, d/100%100, d%100
+	return append(b, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+m/10), byte('0'+m%10), '-', byte('0'+day/10), byte('0'+day%10))
+}
+
+// dateString is the date packed as d, "" for 0.
+func dateString(d uint32) string {
+	if d == 0 {
+		return ""
+	}
+	var buf [10]byte
+	return string(appendDate(buf[:0], d))
 }
 
 // Index is an in-memory BM25 index of documents grouped by file. The zero
@@ -121,18 +169,48 @@ type segment struct {
 	name   string
 	slot   int    // index in Index.segs
 	length int    // sum of lens
-	newest string // the latest of dates
+	newest uint32 // the latest of dates
 
-	pos   []int
-	dates []string
+	pos   []uint32
+	dates []uint32 // packed by packDate; 0 for none
 	lens  []uint32 // in tokens, stopwords included: a document's length is all its words
 
-	// The postings of term terms[i] are docs[offs[i]:offs[i+1]] (local
-	// document numbers, ascending) with the term's frequency in each in tfs.
+	// The postings of term terms[i] are post[offs[i]:offs[i+1]]: for each
+	// document holding the term, by local document number ascending, a
+	// uvarint of the gap from the previous one (from 0 for the first)
+	// shifted left by 3 and or-ed with the term's frequency, or with 7 and
+	// a byte of frequency after the uvarint for a frequency of 7 or more.
 	terms []uint32 // sorted
 	offs  []uint32
-	docs  []uint32
-	tfs   []uint8
+	post  []byte
+}
+
+// tfInline is the highest frequency a posting's uvarint holds itself.
+const tfInline = 6
+
+// appendPosting appends the posting of document gap documents after the
+// previous one, with frequency tf, to b.
+func appendPosting(b []byte, gap uint32, tf uint8) []byte {
+	if tf <= tfInline {
+		return binary.AppendUvarint(b, uint64(gap)<<3|uint64(tf))
+	}
+	return append(binary.AppendUvarint(b, uint64(gap)<<3|7), tf)
+}
+
+// nextPosting reads the posting at the start of p, as appendPosting wrote
+// it: the gap, the frequency and the bytes it took.
+func nextPosting(p []byte) (gap uint32, tf uint8, n int) {
+	var v uint64
+	if p[0] < 0x80 {
+		v, n = uint64(p[0]), 1
+	} else {
+		v, n = binary.Uvarint(p)
+	}
+	if tf = uint8(v & 7); tf == 7 {
+		tf = p[n]
+		n++
+	}
+	return uint32(v >> 3), tf, n
 }
 
 // Len returns the number of documents in the index.
@@ -183,7 +261,7 @@ func (x *Index) Remove(file string) {
 // IDs of terms no document holds any more.
 func (x *Index) drop(old *segment) {
 	for i, id := range old.terms {
-		x.df[id] -= old.offs[i+1] - old.offs[i]
+		x.df[id] -= old.count(i)
 		if x.df[id] == 0 {
 			delete(x.terms, x.names[id])
 			x.names[id] = ""
@@ -206,10 +284,16 @@ type builder struct {
 	trip []occurrence // (term, document, frequency) of a whole file
 	cnt  []uint32     // by term ID: occurrences in a document, then postings in the file
 	uniq []uint32     // distinct term IDs of a document, then of the file
+	docs []uint32     // the file's postings, grouped by term: documents
+	tfs  []uint8      // and frequencies
+	post []byte       // and encoded
 }
 
 // maxMemo bounds the words a builder keeps room for between calls.
 const maxMemo = 1 << 14
+
+// maxScratch bounds the postings a builder keeps room for between calls.
+const maxScratch = 1 << 20
 
 var builders = sync.Pool{New: func() any { return new(builder) }}
 
@@ -223,30 +307,21 @@ type occurrence struct {
 func (x *Index) newSegment(docs []Doc) *segment {
 	bd := builders.Get().(*builder)
 	defer builders.Put(bd)
+	// One allocation for the three per-document columns.
+	cols := make([]uint32, 3*len(docs))
 	seg := &segment{
-		pos:   make([]int, len(docs)),
-		dates: make([]string, len(docs)),
-		lens:  make([]uint32, len(docs)),
+		pos:   cols[:len(docs):len(docs)],
+		dates: cols[len(docs) : 2*len(docs) : 2*len(docs)],
+		lens:  cols[2*len(docs):],
 	}
 	// Term IDs are only stable while no file is dropped: remember words for
 	// this call only. Files repeat their words, so most are looked up once.
 	bd.memo.reset()
-	var dates map[string]string // interned, so that equal dates share memory
 	bd.trip = bd.trip[:0]
 	for d, doc := range docs {
-		seg.pos[d] = doc.Pos
-		if doc.Date != "" {
-			date, ok := dates[doc.Date]
-			if !ok {
-				if dates == nil {
-					dates = make(map[string]string)
-				}
-				date = strings.Clone(doc.Date)
-				dates[date] = date
-			}
-			seg.dates[d] = date
-			seg.newest = max(seg.newest, date)
-		}
+		seg.pos[d] = uint32(doc.Pos)
+		seg.dates[d] = packDate(doc.Date)
+		seg.newest = max(seg.newest, seg.dates[d])
 		ids := bd.ids[:0]
 		stop := 0
 		bd.tok.scan(doc.Text, func(tok []byte, word bool) {
@@ -316,19 +391,43 @@ func (x *Index) newSegment(docs []Doc) *segment {
 		bd.cnt[id] = seg.offs[i] // from here on: where the next posting goes
 	}
 	seg.offs[len(bd.uniq)] = at
-	seg.docs = make([]uint32, at)
-	seg.tfs = make([]uint8, at)
+	bd.docs = slices.Grow(bd.docs[:0], int(at))[:at]
+	bd.tfs = slices.Grow(bd.tfs[:0], int(at))[:at]
 	for _, o := range bd.trip {
 		p := bd.cnt[o.term]
-		seg.docs[p], seg.tfs[p] = o.doc, o.tf
+		bd.docs[p], bd.tfs[p] = o.doc, o.tf
 		bd.cnt[o.term]++
 	}
-	for _, id := range bd.uniq {
+	// Each term's postings delta-coded; offs become byte offsets.
+	bd.post = bd.post[:0]
+	for i, id := range bd.uniq {
+		lo, hi := seg.offs[i], bd.cnt[id]
+		seg.offs[i] = uint32(len(bd.post))
+		prev := uint32(0)
+		for p := lo; p < hi; p++ {
+			bd.post = appendPosting(bd.post, bd.docs[p]-prev, bd.tfs[p])
+			prev = bd.docs[p]
+		}
 		bd.cnt[id] = 0
+	}
+	seg.offs[len(bd.uniq)] = uint32(len(bd.post))
+	seg.post = slices.Clone(bd.post)
+	if cap(bd.post) > maxScratch {
+		bd.post, bd.docs, bd.tfs = nil, nil, nil // a huge file: let its scratch go
 	}
 	x.docs += len(docs)
 	x.length += seg.length
 	return seg
+}
+
+// count returns the number of postings of the i-th term of seg.
+func (seg *segment) count(i int) uint32 {
+	n := uint32(0)
+	for p := seg.post[seg.offs[i]:seg.offs[i+1]]; len(p) > 0; n++ {
+		_, _, k := nextPosting(p)
+		p = p[k:]
+	}
+	return n
 }
 
 // intern returns the ID of term, giving it one if it is new.
@@ -419,10 +518,21 @@ func (x *Index) Search(query string, limit int, f *Filter) []Hit {
 			if !ok {
 				continue
 			}
-			lo, hi := seg.offs[i], seg.offs[i+1]
-			docs, tfs := seg.docs[lo:hi], seg.tfs[lo:hi]
-			for j, d := range docs {
-				tf := float64(tfs[j])
+			d := uint32(0)
+			for p := seg.post[seg.offs[i]:seg.offs[i+1]]; len(p) > 0; {
+				// nextPosting, by hand: the one-byte case inline.
+				v, n := uint64(p[0]), 1
+				if v >= 0x80 {
+					v, n = binary.Uvarint(p)
+				}
+				t := v & 7
+				if t == 7 {
+					t = uint64(p[n])
+					n++
+				}
+				p = p[n:]
+				d += uint32(v >> 3)
+				tf := float64(t)
 				if acc[d] == 0 {
 					touched = append(touched, d)
 				}
@@ -456,18 +566,18 @@ func (x *Index) Latest(limit int, f *Filter) []Hit {
 	// files, all but the last few.
 	s.segs = s.segs[:0]
 	for _, seg := range x.segs {
-		if seg.newest != "" && f.keepFile(seg.name) {
+		if seg.newest != 0 && f.keepFile(seg.name) {
 			s.segs = append(s.segs, seg)
 		}
 	}
-	slices.SortFunc(s.segs, func(a, b *segment) int { return strings.Compare(b.newest, a.newest) })
+	slices.SortFunc(s.segs, func(a, b *segment) int { return cmp.Compare(b.newest, a.newest) })
 	s.heap = s.heap[:0]
 	for _, seg := range s.segs {
 		if limit > 0 && len(s.heap) == limit && seg.newest < s.heap[0].seg.dates[s.heap[0].doc] {
 			break
 		}
 		for d, date := range seg.dates {
-			if date != "" && f.keepDate(date) {
+			if date != 0 && f.keepDate(date) {
 				s.push(candidate{seg: seg, doc: uint32(d)}, limit, newest)
 			}
 		}
@@ -489,7 +599,7 @@ func byScore(a, b candidate) int {
 
 // newest ranks Latest results: by date, then by place, both descending.
 func newest(a, b candidate) int {
-	if c := strings.Compare(b.seg.dates[b.doc], a.seg.dates[a.doc]); c != 0 {
+	if c := cmp.Compare(b.seg.dates[b.doc], a.seg.dates[a.doc]); c != 0 {
 		return c
 	}
 	return byPlace(b, a)
@@ -556,7 +666,7 @@ func (s *searcher) results(rank order) []Hit {
 	slices.SortFunc(s.heap, rank)
 	hits := make([]Hit, len(s.heap))
 	for i, c := range s.heap {
-		hits[i] = Hit{File: c.seg.name, Pos: c.seg.pos[c.doc], Date: c.seg.dates[c.doc], Score: c.score}
+		hits[i] = Hit{File: c.seg.name, Pos: int(c.seg.pos[c.doc]), Date: dateString(c.seg.dates[c.doc]), Score: c.score}
 	}
 	clear(s.heap) // let removed segments go
 	return hits

@@ -310,3 +310,32 @@ func TestConcurrentSearch(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestPostingsWide: postings whose gap or frequency do not fit in one byte
+// (documents far apart in a file, a word repeated) score as BM25 says; a
+// date not in YYYY-MM-DD form counts as none.
+func TestPostingsWide(t *testing.T) {
+	var x search.Index
+	docs := make([]search.Doc, 300)
+	for i := range docs {
+		docs[i] = search.Doc{Pos: i + 1, Date: "2026-02-01", Text: "filler words here"}
+	}
+	docs[0].Text = "zebra"
+	docs[200].Text = strings.Repeat("zebra ", 9) // gap 200, frequency 9
+	docs[299].Text = strings.Repeat("zebra ", 300)
+	docs[299].Date = "2026-2-01"
+	docs[298].Date = "2026-0x-01"
+	x.Set("a.md", docs)
+	hits := x.Search("zebra", 0, nil)
+	require.Len(t, hits, 3)
+	require.Equal(t, []int{201, 300, 1}, []int{hits[0].Pos, hits[1].Pos, hits[2].Pos})
+	require.Equal(t, "2026-02-01", hits[0].Date)
+	require.Equal(t, "", hits[1].Date, "no date in that form")
+	require.Len(t, x.Search("zebra", 0, &search.Filter{Since: "2026"}), 2, "dated only")
+	latest := x.Latest(0, nil)
+	require.Len(t, latest, 298)
+	x.Remove("a.md")
+	docsN, _, df := x.Stats()
+	require.Zero(t, docsN)
+	require.Empty(t, df)
+}

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -28,6 +29,26 @@ func Tokenize(text string) []string {
 	var t tokenizer
 	t.each(text, func(tok []byte) { out = append(out, string(tok)) })
 	return out
+}
+
+// TermSet appends to dst the distinct terms of text, as Tokenize gives
+// them, each as a 64-bit hash (FNV-1a), sorted, and returns it: a set of
+// terms that costs no string. Two different terms share a hash with odds
+// of about one in 2^64 per pair.
+func TermSet(dst []uint64, text string) []uint64 {
+	start := len(dst)
+	var t tokenizer
+	t.each(text, func(tok []byte) {
+		h := uint64(14695981039346656037)
+		for _, c := range tok {
+			h ^= uint64(c)
+			h *= 1099511628211
+		}
+		dst = append(dst, h)
+	})
+	set := dst[start:]
+	slices.Sort(set)
+	return append(dst[:start], slices.Compact(set)...)
 }
 
 // tokenizer holds the buffers of one tokenizing pass so that repeated calls

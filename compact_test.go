@@ -489,3 +489,29 @@ func TestCompactedMarkIsForMonths(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, files[0].Compacted)
 }
+
+// TestCompactDryRun: a dry run reports what a real run then does, and
+// writes nothing.
+func TestCompactDryRun(t *testing.T) {
+	s, dir := seedOld(t)
+	ctx := context.Background()
+	opts := &memory.CompactOptions{KeepLast: 1, DryRun: true}
+	dry, err := s.Compact(ctx, nil, opts)
+	require.NoError(t, err)
+	require.Equal(t, []string{"2025-01"}, dry.Months)
+	require.Equal(t, 3, dry.Entries)
+	require.Equal(t, 1, dry.Kept)
+	require.Equal(t, oldMonth, readFile(t, dir, "episodes/2025-01.md"), "nothing written")
+	require.NoDirExists(t, filepath.Join(dir, "episodes", "archive"))
+
+	opts.DryRun = false
+	res, err := s.Compact(ctx, nil, opts)
+	require.NoError(t, err)
+	require.Equal(t, res, dry, "the dry run said what the run did")
+
+	opts.DryRun = true
+	dry, err = s.Compact(ctx, nil, opts)
+	require.NoError(t, err)
+	require.Empty(t, dry.Months)
+	require.Equal(t, skipped("2025-01", "already compacted; its originals are in episodes/archive/"), dry.Skipped)
+}

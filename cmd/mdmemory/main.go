@@ -51,6 +51,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -61,7 +62,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()
 	os.Exit(code)
 }
@@ -79,7 +80,7 @@ const (
 
 // usageErr is a command's report of a mistake in its command line that
 // flag parsing cannot see, such as a negative --facts-budget: exit status
-// 2, with the usage.
+// 2, with a pointer to the command's help.
 type usageErr struct{ msg string }
 
 func (e usageErr) Error() string { return e.msg }
@@ -95,6 +96,7 @@ type command struct {
 	summary string // one line, for the list of commands
 	about   string // what the command does, for its --help
 	reads   bool   // opens the store only to read, and takes --json
+	json    bool   // takes --json, though it may write
 
 	// minArgs and maxArgs bound the number of arguments; maxArgs -1 means
 	// no bound.
@@ -105,35 +107,55 @@ type command struct {
 	setup func(fs *flag.FlagSet) func(ctx context.Context, e *env) error
 }
 
+// takesJSON reports whether the command has --json.
+func (c *command) takesJSON() bool { return c.reads || c.json }
+
 // env is what a command runs with.
 type env struct {
 	args   []string
 	json   bool
+	color  bool // standard output is a terminal, and $NO_COLOR is not set
 	store  storeFlags
+	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
 }
 
 func commands() []*command {
-	return []*command{cmdLs(), cmdShow(), cmdSearch(), cmdContext(), cmdCheck(), cmdStats(), cmdMCP()}
+	return []*command{
+		cmdLs(), cmdShow(), cmdSearch(), cmdContext(), cmdCheck(), cmdStats(),
+		cmdAdd(), cmdEdit(), cmdCompact(), cmdImport(), cmdMCP(), cmdCompletion(),
+	}
+}
+
+// commandNames are the names run takes as a command: the commands, help
+// and version.
+func commandNames() []string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return append(names, "help", "version")
 }
 
 // run runs mdmemory with the command-line arguments args (without the
 // program's name) and returns the exit status. getenv reads the
-// environment (MDMEMORY_DIR, MDMEMORY_WORLD); the AWS SDK reads the
-// process's own.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+// environment (MDMEMORY_DIR, MDMEMORY_WORLD, NO_COLOR, VISUAL, EDITOR); the
+// AWS SDK reads the process's own.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	var sf storeFlags
 	top := newFlagSet(programName)
 	sf.register(top)
 	showVersion := top.Bool("version", false, "print mdmemory's version and exit")
+	top.BoolVar(showVersion, "v", false, "print mdmemory's version and exit")
+	asJSON := top.Bool("json", false, "print machine-readable JSON")
 	switch err := top.Parse(args); {
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprint(stdout, mainUsage())
 		return exitOK
 	case err != nil:
-		return usageError(stderr, "", err.Error())
+		return usageError(stderr, "", flagMessage(err))
 	}
 	args = top.Args()
 	if *showVersion {
@@ -156,15 +178,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	i := slices.IndexFunc(commands(), func(c *command) bool { return c.name == name })
 	if i < 0 {
-		return usageError(stderr, "", fmt.Sprintf("unknown command %q", name))
+		return usageError(stderr, "", unknownCommand(name))
 	}
 	c := commands()[i]
+	if *asJSON && !c.takesJSON() {
+		return usageError(stderr, c.name, "--json: "+c.name+" has no JSON output")
+	}
 
-	e := &env{store: sf, stdout: stdout, stderr: stderr, getenv: getenv}
+	e := &env{store: sf, stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, json: *asJSON}
+	e.color = isTerminal(stdout) && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
 	fs := newFlagSet(programName + " " + c.name)
 	e.store.register(fs)
-	if c.reads {
-		fs.BoolVar(&e.json, "json", false, "print machine-readable JSON")
+	if c.takesJSON() {
+		fs.BoolVar(&e.json, "json", e.json, "print machine-readable JSON")
 	}
 	exec := c.setup(fs)
 	pos, err := parseInterspersed(fs, args)
@@ -173,7 +199,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprint(stdout, commandUsage(c))
 		return exitOK
 	case err != nil:
-		return usageError(stderr, c.name, err.Error())
+		return usageError(stderr, c.name, flagMessage(err))
 	case len(pos) < c.minArgs:
 		return usageError(stderr, c.name, "missing "+c.args)
 	case c.maxArgs >= 0 && len(pos) > c.maxArgs:
@@ -190,8 +216,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		switch {
 		case errors.As(err, &bad):
 			return usageError(stderr, c.name, bad.msg)
-		case errors.As(err, &me) && errors.Is(err, memory.ErrInvalidContent):
-			return usageError(stderr, c.name, me.Hint)
+		case errors.As(err, &me) && errors.Is(err, memory.ErrInvalidContent) && me.Path == "":
+			msg := me.Hint
+			if me.Op == "compact" {
+				msg = "--before must be a month, YYYY-MM, and --keep not negative"
+			}
+			return usageError(stderr, c.name, msg)
 		}
 		if !errors.Is(err, errProblems) {
 			fmt.Fprintln(stderr, programName+": "+oneLine(err))
@@ -200,6 +230,57 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	return exitOK
 }
+
+// unknownCommand says that name is no command, and which one it may be.
+func unknownCommand(name string) string {
+	msg := fmt.Sprintf("unknown command %q", name)
+	best, dist := "", 3
+	for _, n := range commandNames() {
+		if d := editDistance(strings.ToLower(name), n); d < dist {
+			best, dist = n, d
+		}
+	}
+	if best != "" && dist <= max(1, len(name)/3) {
+		msg += fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return msg
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes; the
+// command names are ASCII, and a typed name longer than 64 bytes is no
+// typo of one.
+func editDistance(a, b string) int {
+	if len(a) > 64 {
+		return len(a)
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// flagMessage is the flag package's error with the flag written as the
+// help writes it, "--limit", not "-limit".
+func flagMessage(err error) string {
+	return flagName.ReplaceAllString(err.Error(), "$1--$2")
+}
+
+// flagName finds a flag's name as the flag package's errors write it:
+// "not defined: -frob", "an argument: -limit", "for flag -limit", "for -json".
+var flagName = regexp.MustCompile(`(: |for flag |for )-([A-Za-z])`)
 
 // help prints the usage of mdmemory, or of the command named in args.
 func help(args []string, stdout, stderr io.Writer) int {
@@ -219,19 +300,15 @@ func help(args []string, stdout, stderr io.Writer) int {
 	return usageError(stderr, "help", fmt.Sprintf("unknown command %q", args[0]))
 }
 
-// usageError reports a mistake in the command line, and the usage of the
-// command (or of mdmemory), on stderr.
+// usageError reports a mistake in the command line in one line on
+// stderr, with the help to read.
 func usageError(stderr io.Writer, cmd, msg string) int {
-	prefix, usage := programName, mainUsage()
+	prefix, see := programName, programName+" help"
 	if cmd != "" {
 		prefix += " " + cmd
-		for _, c := range commands() {
-			if c.name == cmd {
-				usage = commandUsage(c)
-			}
-		}
+		see = programName + " " + cmd + " --help"
 	}
-	fmt.Fprintf(stderr, "%s: %s\n\n%s", prefix, msg, usage)
+	fmt.Fprintf(stderr, "%s: %s; see '%s'\n", prefix, strings.Join(strings.Fields(msg), " "), see)
 	return exitUsage
 }
 
@@ -275,18 +352,21 @@ Usage:
 Commands:
 `)
 	for _, c := range commands() {
-		fmt.Fprintf(&b, "  %-16s %s\n", strings.TrimSpace(c.name+" "+c.args), c.summary)
+		fmt.Fprintf(&b, "  %-22s %s\n", strings.TrimSpace(c.name+" "+c.args), c.summary)
 	}
-	fmt.Fprintf(&b, "  %-16s %s\n", "version", "mdmemory's version (also --version)")
-	fmt.Fprintf(&b, "  %-16s %s\n", "help [COMMAND]", "this text, or a command's")
+	fmt.Fprintf(&b, "  %-22s %s\n", "version", "mdmemory's version (also --version, -v)")
+	fmt.Fprintf(&b, "  %-22s %s\n", "help [COMMAND]", "this text, or a command's")
 	b.WriteString(`
 Flags of every command:
 `)
 	b.WriteString(flagDefaults(func(fs *flag.FlagSet) { new(storeFlags).register(fs) }))
 	b.WriteString(`
-The commands that read take --json, and change nothing. Exit status: 0 on
-success, 1 when the command failed or check found a problem, 2 for a
-mistake in the command line. "mdmemory COMMAND --help" describes one.
+These flags, and --json, go before the command or after it. The commands
+that read (ls, show, search, context, check, stats) take --json, and change
+nothing; add, edit, compact and import write, each through the library's
+rules. Exit status: 0 on success, 1 when the command failed or check found a
+problem, 2 for a mistake in the command line. "mdmemory COMMAND --help"
+describes one. Colour only on a terminal, and never with $NO_COLOR set.
 `)
 	return b.String()
 }
@@ -300,7 +380,7 @@ func commandUsage(c *command) string {
 	b.WriteString("\n\n" + c.about + "\n\nFlags:\n")
 	b.WriteString(flagDefaults(func(fs *flag.FlagSet) {
 		new(storeFlags).register(fs)
-		if c.reads {
+		if c.takesJSON() {
 			fs.Bool("json", false, "print machine-readable JSON")
 		}
 		c.setup(fs)

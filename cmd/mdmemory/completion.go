@@ -152,7 +152,7 @@ _mdmemory() {
         COMPREPLY=($(compgen -f -- "$cur"))
     fi
 }
-complete -o nospace -o default -F _mdmemory mdmemory 2>/dev/null || complete -F _mdmemory mdmemory
+complete -o default -F _mdmemory mdmemory
 `)
 	_, err := io.WriteString(w, b.String())
 	return err

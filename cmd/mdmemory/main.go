@@ -323,22 +323,42 @@ func newFlagSet(name string) *flag.FlagSet {
 
 // parseInterspersed parses flags anywhere among the arguments, as in
 // "mdmemory search tokyo --limit 3", and returns the other arguments. An
-// argument "--" ends the flags: what follows is arguments.
+// argument "--" ends the flags: what follows is arguments. An argument
+// that starts with a dash and a space, "- Language: prefers Chinese", is
+// text, not a flag.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
+	for len(args) > 0 {
+		if isText(args[0]) {
+			pos, args = append(pos, args[0]), args[1:]
+			continue
+		}
+		n := slices.IndexFunc(args, isText)
+		if n < 0 {
+			n = len(args)
+		}
+		if err := fs.Parse(args[:n]); err != nil {
 			return nil, err
 		}
 		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
+		used := n - len(rest)
+		switch {
+		case used > 0 && args[used-1] == "--":
+			return append(pos, args[used:]...), nil
+		case len(rest) > 0:
+			pos, args = append(pos, rest[0]), args[used+1:]
+		default:
+			args = args[n:]
 		}
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos, args = append(pos, rest[0]), rest[1:]
 	}
+	return pos, nil
+}
+
+// isText reports an argument that starts with dashes but is no flag: a
+// list item, "- Name: Zhang San".
+func isText(a string) bool {
+	t := strings.TrimLeft(a, "-")
+	return len(t) < len(a) && len(a)-len(t) <= 2 && t != "" && strings.ContainsRune(" \t\r\n", rune(t[0]))
 }
 
 func mainUsage() string {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -110,7 +111,7 @@ func personal(err error) error {
 // personalHint is an Error's hint with the model's tools named as the
 // commands a person has.
 func personalHint(me *memory.Error) string {
-	hint := me.Hint
+	hint := patchInstead.ReplaceAllString(me.Hint, "change line $1 of $2 instead ('mdmemory edit $2')")
 	for _, r := range [][2]string{
 		{"memory_read one, then memory_write a shorter version", "open one with 'mdmemory edit' and write a shorter version"},
 		{"memory_read the file and close the block with memory_patch", "close the block with 'mdmemory edit'"},
@@ -126,6 +127,9 @@ func personalHint(me *memory.Error) string {
 	}
 	return hint
 }
+
+// patchInstead is the fact guard's advice to the model to patch a line.
+var patchInstead = regexp.MustCompile(`memory_patch line (\d+) of (\S+) instead \(oldText .*?, newText the new line\)`)
 
 // readBounded reads r whole, at most maxInput bytes.
 func readBounded(r io.Reader, what string) ([]byte, error) {

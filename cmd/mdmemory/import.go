@@ -368,6 +368,17 @@ func importPlan(format, dir, agent string, world bool) ([]importItem, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
+	// The persona, then the facts about the person, then the others.
+	rank := func(it importItem) int {
+		switch it.To {
+		case personaPath:
+			return 0
+		case "facts/user.md":
+			return 1
+		}
+		return 2
+	}
+	slices.SortStableFunc(p.first, func(a, b importItem) int { return rank(a) - rank(b) })
 	slices.SortStableFunc(p.logs, func(a, b importItem) int { return strings.Compare(a.To+a.From, b.To+b.From) })
 	out := append(p.first, p.topics...)
 	return append(out, p.logs...), nil
@@ -694,7 +705,8 @@ func (p *planner) daily(from, day string) {
 		end = heads[0].Start
 	}
 	if pre := bytes.TrimSpace(src[start:end]); len(pre) > 0 {
-		add(title, bytes.Count(src[:start], []byte("\n"))+1, pre)
+		at := start + bytes.Index(src[start:end], pre)
+		add(title, bytes.Count(src[:at], []byte("\n"))+1, pre)
 	} else if len(heads) == 0 {
 		p.logs = append(p.logs, importItem{From: from, Reason: "empty"})
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -199,3 +201,40 @@ type ttyBuffer struct {
 }
 
 func (b *ttyBuffer) IsTerminal() bool { return b.tty }
+
+// TestCompletion: each shell's script is one its shell accepts (checked
+// when the shell is installed), and bash's completes commands, flags and
+// arguments.
+func TestCompletion(t *testing.T) {
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		t.Run(sh, func(t *testing.T) {
+			script := mdm(t, nil, "completion", sh).ok(t)
+			for _, c := range commands() {
+				require.Contains(t, script, c.name)
+			}
+			bin, err := exec.LookPath(sh)
+			if err != nil {
+				t.Skipf("%s is not installed (apt-get install %s): its syntax check is skipped", sh, sh)
+			}
+			p := filepath.Join(t.TempDir(), "completion."+sh)
+			require.NoError(t, os.WriteFile(p, []byte(script), 0o600))
+			out, err := exec.Command(bin, "-n", p).CombinedOutput()
+			require.NoError(t, err, "%s -n: %s", sh, out)
+			if sh != "bash" {
+				return
+			}
+			complete := func(words ...string) string {
+				prog := "source " + p + "; COMP_WORDS=(" + strings.Join(words, " ") + "); COMP_CWORD=" + strconv.Itoa(len(words)-1) + `; _mdmemory; echo "${COMPREPLY[*]}"`
+				out, err := exec.Command(bin, "-c", prog).CombinedOutput()
+				require.NoError(t, err, "%s", out)
+				return strings.TrimSpace(string(out))
+			}
+			require.Equal(t, "search", complete("mdmemory", "--dir", "mem", "se"))
+			require.Equal(t, "compact completion", complete("mdmemory", "comp"))
+			require.Equal(t, "--limit", complete("mdmemory", "search", "--l"))
+			require.Equal(t, "--dry-run", complete("mdmemory", "compact", "--dr"))
+			require.Equal(t, "openclaw", complete("mdmemory", "import", "op"))
+			require.Equal(t, "--json", complete("mdmemory", "--js"))
+		})
+	}
+}

@@ -238,3 +238,19 @@ func TestCompletion(t *testing.T) {
 		})
 	}
 }
+
+// ttyReader is an empty standard input that says it is a terminal.
+type ttyReader struct{ strings.Reader }
+
+func (*ttyReader) IsTerminal() bool { return true }
+
+// TestMCPOnATerminal: mcp started by a person at a terminal says on
+// standard error what it waits for; started by a client, it says nothing.
+func TestMCPOnATerminal(t *testing.T) {
+	dir := sample(t)
+	r := mdmIn(t, context.Background(), &ttyReader{}, map[string]string{dirEnv: dir}, "mcp")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stderr, "mdmemory: waiting for an MCP client on standard input;")
+	require.Equal(t, 1, strings.Count(r.stderr, "\n"))
+	require.Empty(t, mdm(t, map[string]string{dirEnv: dir}, "mcp").stderr)
+}

@@ -24,7 +24,7 @@ FOUND_MODULES := $(sort $(patsubst ./%/go.mod,%,$(shell find . -mindepth 2 -name
 
 .PHONY: ci test vet fmt fmt-check coverage fuzz bench bench-smoke bench-peers tools modules-check
 
-ci: fmt-check modules-check tools test coverage fuzz bench-smoke
+ci: fmt-check modules-check tools vet test coverage fuzz bench-smoke
 
 modules-check:
 	@if [ "$(FOUND_MODULES)" != "$(sort $(MODULES))" ]; then echo "MODULES in the Makefile: $(sort $(MODULES))"; echo "go.mod files found:     $(FOUND_MODULES)"; exit 1; fi
@@ -34,10 +34,15 @@ modules-check:
 # test installs nothing; without them those tests skip and say why.
 tools: s3-tools mcp-tools
 
-test: vet
+# Every module's tests with the race detector: what a developer runs. It
+# vets nothing beyond what go test vets, and installs nothing (the S3 and
+# MCP peer tests skip without their tools; make tools installs them); make
+# ci adds the three-OS vet, the tools, coverage, fuzzing and benchmarks.
+test:
 	$(GO) test -race -count=1 ./...
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -race -count=1 ./...); done
 
+# go vet for linux, windows and darwin, in every module.
 vet:
 	@set -e; for m in . $(MODULES); do echo "== vet $$m"; \
 		(cd $$m && $(GO) vet ./... && GOOS=windows $(GO) vet ./... && GOOS=darwin $(GO) vet ./...); done

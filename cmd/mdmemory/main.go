@@ -1,45 +1,62 @@
-// Mdmemory reads, checks and serves the long-term memory of an agent built
-// with github.com/mdmemory/memory: plain markdown files under facts/ and
-// episodes/, in a directory or under a prefix of an S3 bucket.
+// Mdmemory reads, checks, writes and serves the long-term memory of an
+// agent built with github.com/mdmemory/memory: plain markdown files under
+// facts/ and episodes/, in a directory or under a prefix of an S3 bucket.
 //
 // Usage:
 //
-//	mdmemory [--dir DIR] [--world DIR] COMMAND [flags] [arguments]
+//	mdmemory [--dir DIR] [--world DIR] [--json] COMMAND [flags] [arguments]
 //
 // The commands:
 //
-//	ls              the files, with their sizes and summaries, and the facts budget
-//	show PATH       the content of one file
-//	search [QUERY]  the fact lines and entries that match QUERY, best first
-//	context QUERY   what memory gives a prompt about QUERY, within --budget characters
-//	check           lint what a person edited; exit status 1 when something needs fixing
-//	stats           the facts against their budget, entries per month, prompt sizes
-//	mcp             the MCP server: on standard input and output, or --http ADDR
-//	version         mdmemory's version (also --version)
-//	help [COMMAND]  this text, or a command's
+//	ls                  the files, with their sizes and summaries, and the facts budget
+//	show PATH           the content of one file
+//	search [QUERY]      the fact lines and entries that match QUERY, best first
+//	context QUERY       what memory gives a prompt about QUERY, within --budget characters
+//	check               lint what a person edited; exit status 1 when something needs fixing
+//	stats               the facts against their budget, entries per month, prompt sizes
+//	add PATH TEXT       append a fact line or an episode entry (TEXT - reads standard input)
+//	edit PATH           open a copy in $VISUAL or $EDITOR; save it only if unchanged meanwhile
+//	compact             condense old months with the local rule; --dry-run lists what it would
+//	import FORMAT DIR   bring in openclaw, claude-code, agnx or toebeans memory; --apply writes
+//	mcp                 the MCP server: on standard input and output, or --http ADDR
+//	completion SHELL    a completion script for bash, zsh or fish
+//	version             mdmemory's version (also --version, -v)
+//	help [COMMAND]      this text, or a command's
 //
 // Every command takes --dir (default $MDMEMORY_DIR, or data/memory): a
 // directory, or s3://BUCKET/PREFIX, reached with the AWS SDK's usual
-// configuration from the environment (AWS_REGION, AWS_ACCESS_KEY_ID,
-// AWS_PROFILE, AWS_ENDPOINT_URL for another S3 server, ...); and --world
+// configuration from the environment (AWS_ENDPOINT_URL or
+// AWS_ENDPOINT_URL_S3 for another S3 server, AWS_ACCESS_KEY_ID and
+// AWS_SECRET_ACCESS_KEY or AWS_PROFILE, AWS_REGION, ...); and --world
 // (default $MDMEMORY_WORLD), the same for the world topics the memory
-// shares with other agents, when it shares some. The commands
-// that read take --json for machine-readable output, and change no memory
-// file: they never create the directory, and write nothing under an S3
-// prefix. They open a directory as every Store does, which makes its empty
-// lock file, .lock, when it has none yet, and removes the temporary files a
-// crash of a writer left behind (.NAME.md.tmp-*, never a person's file).
+// shares with other agents, when it shares some. These flags, and --json,
+// go before the command or after it. The commands that read take --json
+// for machine-readable output, and change no memory file: they never create
+// the directory, and write nothing under an S3 prefix; a directory that
+// does not exist, or a prefix that holds no file, is an error. They open a
+// directory as every Store does, which makes its empty lock file, .lock,
+// when it has none yet, and removes the temporary files a crash of a
+// writer left behind (.NAME.md.tmp-*, never a person's file).
 //
-// "mdmemory version" and "mdmemory --version" print one line, "mdmemory"
-// and the version the binary was built at: the module's version, a
-// pseudo-version naming the commit, or "devel" (see
+// add, edit, compact and import write through the library, with the rules
+// the model's tools keep (the path grammar, the fact guard, the budgets,
+// writing only what is still as read); a refusal is said in one line, in
+// the library's words with the commands a person has in place of the
+// model's tools.
+//
+// "mdmemory version", "mdmemory --version" and "mdmemory -v" print one
+// line, "mdmemory" and the version the binary was built at: the module's
+// version, a pseudo-version naming the commit, or "devel" (see
 // github.com/mdmemory/memory/mcpserver.Version); the MCP server reports
 // the same in its handshake.
+//
+// Output has colour only on a terminal, and never with $NO_COLOR set or
+// TERM=dumb.
 //
 // The exit status is 0 on success, 1 when the command failed (the message
 // is one line, "mdmemory: ...", on standard error) or check found a
 // problem, and 2 for a usage mistake (an unknown command or flag, a
-// missing argument).
+// missing argument), said in one line that names the help to read.
 package main
 
 import (

@@ -360,6 +360,10 @@ func TestCompactThirdReview(t *testing.T) {
 		require.Equal(t, []string{"2025-01"}, res.Months)
 		compacted := readFile(t, dir, "episodes/2025-01.md")
 		writeFile(t, dir, "episodes/2025-01.001.md", part) // as a crash would leave it
+		res, err = s.Compact(ctx, nil, &memory.CompactOptions{DryRun: true})
+		require.NoError(t, err)
+		require.Equal(t, []string{"2025-01"}, res.Months, "a dry run says it would finish it")
+		require.FileExists(t, filepath.Join(dir, "episodes", "2025-01.001.md"), "and leaves it")
 		res, err = s.Compact(ctx, nil, nil)
 		require.NoError(t, err)
 		require.Equal(t, []string{"2025-01"}, res.Months, "finished")

@@ -479,8 +479,26 @@ func (d *Dir) Read(ctx context.Context, name string, limit int64) (Content, erro
 }
 
 // open opens the regular file at name for reading, following only the
-// links resolve allows.
-func (d *Dir) open(name string) (*os.File, fs.FileInfo, error) {
+// links resolve allows. A file replaced between the look and the open (an
+// atomic rename by another writer, which happens all the time) is looked
+// at again, a few times.
+func (d *Dir) open(name string) (f *os.File, fi fs.FileInfo, err error) {
+	for range maxReopen {
+		f, fi, err = d.openOnce(name)
+		if !errors.Is(err, errReplaced) {
+			break
+		}
+	}
+	return f, fi, err
+}
+
+// maxReopen bounds the times open looks at a file replaced meanwhile.
+const maxReopen = 8
+
+// errReplaced marks a file replaced between its Lstat and its Open.
+var errReplaced = errors.New("replaced while it was opened")
+
+func (d *Dir) openOnce(name string) (*os.File, fs.FileInfo, error) {
 	real, err := d.resolve(name)
 	if err != nil {
 		return nil, nil, err
@@ -501,7 +519,7 @@ func (d *Dir) open(name string) (*os.File, fs.FileInfo, error) {
 	// file opened must be the one looked at.
 	if got, err := f.Stat(); err != nil || !os.SameFile(fi, got) {
 		f.Close()
-		return nil, nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("replaced while it was opened")}
+		return nil, nil, &fs.PathError{Op: "read", Path: name, Err: errReplaced}
 	}
 	return f, fi, nil
 }

@@ -11,7 +11,7 @@ import (
 
 func cmdCompletion() *command {
 	return &command{
-		name: "completion", args: "bash|zsh|fish", summary: "print a shell completion script", minArgs: 1, maxArgs: 1,
+		name: "completion", args: "SHELL", summary: "a completion script for bash, zsh or fish", minArgs: 1, maxArgs: 1,
 		about: `Prints a script that completes mdmemory's commands, flags, the memory's
 usual paths and import's formats in the shell named:
 

@@ -297,7 +297,8 @@ func flagMessage(err error) string {
 
 // flagName finds a flag's name as the flag package's errors write it:
 // "not defined: -frob", "an argument: -limit", "for flag -limit", "for -json".
-var flagName = regexp.MustCompile(`(: |for flag |for )-([A-Za-z])`)
+// A one-letter flag keeps its one dash, as -v and -h are written.
+var flagName = regexp.MustCompile(`(: |for flag |for )-([A-Za-z][A-Za-z0-9_-])`)
 
 // help prints the usage of mdmemory, or of the command named in args.
 func help(args []string, stdout, stderr io.Writer) int {
@@ -380,7 +381,7 @@ func isText(a string) bool {
 
 func mainUsage() string {
 	var b strings.Builder
-	b.WriteString(`mdmemory reads, checks and serves an agent's long-term memory: the
+	b.WriteString(`mdmemory reads, checks, writes and serves an agent's long-term memory: the
 markdown files of github.com/mdmemory/memory.
 
 Usage:

@@ -172,6 +172,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--frob", "ls"}, "mdmemory: flag provided but not defined: --frob; see 'mdmemory help'"},
 		{[]string{"ls", "--frob"}, "mdmemory ls: flag provided but not defined: --frob; see 'mdmemory ls --help'"},
 		{[]string{"ls", "-frob"}, "mdmemory ls: flag provided but not defined: --frob; see 'mdmemory ls --help'"},
+		{[]string{"ls", "-x"}, "mdmemory ls: flag provided but not defined: -x; see 'mdmemory ls --help'"},
 		{[]string{"ls", "extra"}, `mdmemory ls: too many arguments: "extra"; see 'mdmemory ls --help'`},
 		{[]string{"show"}, "mdmemory show: missing PATH; see 'mdmemory show --help'"},
 		{[]string{"show", "a", "b"}, `mdmemory show: too many arguments: "b"`},

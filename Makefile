@@ -22,9 +22,9 @@ MODULES := \
 	adapters/openaimem
 FOUND_MODULES := $(sort $(patsubst ./%/go.mod,%,$(shell find . -mindepth 2 -name go.mod -not -path '*/testdata/*' -not -path './.*')))
 
-.PHONY: ci test vet fmt fmt-check coverage fuzz bench bench-smoke bench-peers tools modules-check
+.PHONY: ci test test-race vet fmt fmt-check coverage fuzz bench bench-smoke bench-peers tools modules-check
 
-ci: fmt-check modules-check tools test coverage fuzz bench-smoke
+ci: fmt-check modules-check tools vet test-race coverage fuzz bench-smoke
 
 modules-check:
 	@if [ "$(FOUND_MODULES)" != "$(sort $(MODULES))" ]; then echo "MODULES in the Makefile: $(sort $(MODULES))"; echo "go.mod files found:     $(FOUND_MODULES)"; exit 1; fi
@@ -34,10 +34,22 @@ modules-check:
 # test installs nothing; without them those tests skip and say why.
 tools: s3-tools mcp-tools
 
-test: vet
+# Every module's tests: what a developer runs, a few minutes on two cores
+# with an empty build cache. It vets nothing beyond what go test vets, and
+# installs nothing (the S3 and MCP peer tests skip without their tools;
+# make tools installs them). make ci runs the same tests with the race
+# detector (test-race), and adds the three-OS vet, the tools, coverage,
+# fuzzing and benchmarks.
+test:
+	$(GO) test -count=1 ./...
+	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -count=1 ./...); done
+
+# Every module's tests with the race detector, as make ci runs them.
+test-race:
 	$(GO) test -race -count=1 ./...
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -race -count=1 ./...); done
 
+# go vet for linux, windows and darwin, in every module.
 vet:
 	@set -e; for m in . $(MODULES); do echo "== vet $$m"; \
 		(cd $$m && $(GO) vet ./... && GOOS=windows $(GO) vet ./... && GOOS=darwin $(GO) vet ./...); done

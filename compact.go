@@ -33,6 +33,13 @@ type CompactOptions struct {
 	// KeepLast keeps the newest KeepLast entries of each month verbatim
 	// and condenses the others. 0 condenses them all.
 	KeepLast int
+
+	// DryRun makes Compact write nothing: the result says what it would
+	// have done, the months it would compact with the entries it would
+	// condense and keep and their sizes before and after, and the months
+	// it would skip. With an llm, the model runs all the same, since its
+	// reply is the condensed text.
+	DryRun bool
 }
 
 // CompactResult reports what a [Store.Compact] did.
@@ -143,6 +150,10 @@ func (s *Store) compactMonth(ctx context.Context, llm LLM, o CompactOptions, mon
 		// Compacted before. A crash may have left parts it had archived
 		// and replaced: remove them.
 		if stale := snap.archivedParts(); len(stale) > 0 {
+			if o.DryRun {
+				res.Months = append(res.Months, month)
+				return "", nil
+			}
 			err := s.change(ctx, op, monthPath(month), func(ctx context.Context) error {
 				if err := s.unchanged(ctx, op, snap); err != nil {
 					return err
@@ -196,6 +207,11 @@ func (s *Store) compactMonth(ctx context.Context, llm LLM, o CompactOptions, mon
 		return fmt.Sprintf("would still be %s bytes after condensing, over the %s-byte limit for one file", thousands(len(data)), thousands(maxFileSize)), nil
 	}
 
+	if o.DryRun {
+		res.add(month, len(older), len(kept), snap.contents, data)
+		return "", nil
+	}
+
 	// The archive first, outside the lock (it is a copy, and a month may
 	// have many parts); then, under the lock, the month is replaced only
 	// if it is still as read and archived.
@@ -227,14 +243,20 @@ func (s *Store) compactMonth(ctx context.Context, llm LLM, o CompactOptions, mon
 		}
 		return why, err
 	}
+	res.add(month, len(older), len(kept), snap.contents, data)
+	return "", nil
+}
+
+// add counts a month compacted: condensed entries, kept ones, the sizes of
+// its files before and of its file after.
+func (res *CompactResult) add(month string, condensed, kept int, before [][]byte, after []byte) {
 	res.Months = append(res.Months, month)
-	res.Entries += len(older)
-	res.Kept += len(kept)
-	for _, b := range snap.contents {
+	res.Entries += condensed
+	res.Kept += kept
+	for _, b := range before {
 		res.BytesBefore += int64(len(b))
 	}
-	res.BytesAfter += int64(len(data))
-	return "", nil
+	res.BytesAfter += int64(len(after))
 }
 
 // conflict turns a change refused because the month changed into the

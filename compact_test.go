@@ -360,6 +360,10 @@ func TestCompactThirdReview(t *testing.T) {
 		require.Equal(t, []string{"2025-01"}, res.Months)
 		compacted := readFile(t, dir, "episodes/2025-01.md")
 		writeFile(t, dir, "episodes/2025-01.001.md", part) // as a crash would leave it
+		res, err = s.Compact(ctx, nil, &memory.CompactOptions{DryRun: true})
+		require.NoError(t, err)
+		require.Equal(t, []string{"2025-01"}, res.Months, "a dry run says it would finish it")
+		require.FileExists(t, filepath.Join(dir, "episodes", "2025-01.001.md"), "and leaves it")
 		res, err = s.Compact(ctx, nil, nil)
 		require.NoError(t, err)
 		require.Equal(t, []string{"2025-01"}, res.Months, "finished")
@@ -488,4 +492,30 @@ func TestCompactedMarkIsForMonths(t *testing.T) {
 	files, err := s.List(context.Background())
 	require.NoError(t, err)
 	require.False(t, files[0].Compacted)
+}
+
+// TestCompactDryRun: a dry run reports what a real run then does, and
+// writes nothing.
+func TestCompactDryRun(t *testing.T) {
+	s, dir := seedOld(t)
+	ctx := context.Background()
+	opts := &memory.CompactOptions{KeepLast: 1, DryRun: true}
+	dry, err := s.Compact(ctx, nil, opts)
+	require.NoError(t, err)
+	require.Equal(t, []string{"2025-01"}, dry.Months)
+	require.Equal(t, 3, dry.Entries)
+	require.Equal(t, 1, dry.Kept)
+	require.Equal(t, oldMonth, readFile(t, dir, "episodes/2025-01.md"), "nothing written")
+	require.NoDirExists(t, filepath.Join(dir, "episodes", "archive"))
+
+	opts.DryRun = false
+	res, err := s.Compact(ctx, nil, opts)
+	require.NoError(t, err)
+	require.Equal(t, res, dry, "the dry run said what the run did")
+
+	opts.DryRun = true
+	dry, err = s.Compact(ctx, nil, opts)
+	require.NoError(t, err)
+	require.Empty(t, dry.Months)
+	require.Equal(t, skipped("2025-01", "already compacted; its originals are in episodes/archive/"), dry.Skipped)
 }

@@ -571,13 +571,16 @@ func (d *Dir) open(name string) (*os.File, fs.FileInfo, error) {
 	// A writer's rename between the look and the open puts another file in
 	// the name's place, as a link would: look again, a few times, before
 	// taking it for a link put there on purpose.
-	for try := 0; ; try++ {
+	for try := 1; ; try++ {
 		f, fi, err := d.openOnce(name)
-		if !errors.Is(err, errReplaced) || try == 3 {
+		if !errors.Is(err, errReplaced) || try == maxReopen {
 			return f, fi, err
 		}
 	}
 }
+
+// maxReopen bounds the times open looks at a file replaced meanwhile.
+const maxReopen = 8
 
 // errReplaced marks a file that was not the one looked at when it was
 // opened: see openOnce.

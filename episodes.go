@@ -20,7 +20,10 @@ const summaryArgMax = 200
 //
 // The entry's leading and trailing blank lines are dropped; exactly one
 // blank line separates it from what the file held, and the file ends with
-// one newline. For a month file (episodes/YYYY-MM.md) the entry must be one
+// one newline. In a fact file, a world topic or procedures.md, an entry
+// that opens with a list item ("- Language: …") follows a file whose last
+// block is a list with no blank line between, so that the facts stay one
+// tight list; what the file held is kept byte for byte. For a month file (episodes/YYYY-MM.md) the entry must be one
 // "## " section (a Setext heading counts) with no "# " title inside, dated
 // inside its month: when it has no "- Date:" bullet, one with the store
 // clock's date is added after the heading (after a leading "- Summary:"
@@ -179,7 +182,13 @@ func (s *Store) appendTo(op string, t target, old, body []byte, summary string) 
 	}
 	out := make([]byte, 0, len(base)+len(body)+3)
 	out = append(out, base...)
-	if len(base) > 0 {
+	switch {
+	case len(base) == 0:
+	case !t.isEpisode() && endsWithList(base) && startsWithItem(body):
+		// Fact lines stay one tight list, as in the seed's files: a
+		// blank line between items would make the list loose.
+		out = append(out, '\n')
+	default:
 		out = append(out, "\n\n"...)
 	}
 	at := len(out)
@@ -194,6 +203,21 @@ func (s *Store) appendTo(op string, t target, old, body []byte, summary string) 
 		summary = s.deriveSummary(t, d)
 	}
 	return d.SetHead(s.title(t), summary), nil
+}
+
+// endsWithList reports whether the last top-level block of src is a list.
+func endsWithList(src []byte) bool {
+	d := markdown.Parse(src)
+	if len(d.Blocks) == 0 || len(d.Items) == 0 {
+		return false
+	}
+	return d.Items[len(d.Items)-1].Start >= d.Blocks[len(d.Blocks)-1]
+}
+
+// startsWithItem reports whether body opens with a list item.
+func startsWithItem(body []byte) bool {
+	d := markdown.Parse(body)
+	return len(d.Items) > 0 && d.Items[0].Start == 0
 }
 
 // episodeEntry checks an episode entry's shape and adds its Date line when

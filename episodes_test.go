@@ -95,7 +95,7 @@ func TestAppendFacts(t *testing.T) {
 	require.NoError(t, s.Append(ctx, "facts/memory.md", "- Tavily returns stale prices; cross-check airline sites", ""))
 	require.NoError(t, s.Append(ctx, "facts/memory.md", "\n- User wants options before deciding\n- Prefers trains\n\n", ""))
 	require.Equal(t, "# Memory\n\n> Summary: Tavily returns stale…; User wants options…; Prefers…\n\n"+
-		"- Tavily returns stale prices; cross-check airline sites\n\n- User wants options before deciding\n- Prefers trains\n",
+		"- Tavily returns stale prices; cross-check airline sites\n- User wants options before deciding\n- Prefers trains\n",
 		readFile(t, dir, "facts/memory.md"))
 	require.NoError(t, s.Append(ctx, "facts/memory.md", "Plain prose is a fact too.", "lessons learned"))
 	require.Contains(t, readFile(t, dir, "facts/memory.md"), "> Summary: lessons learned\n")
@@ -137,7 +137,7 @@ func TestAppendKeepsAPersonsBlockquote(t *testing.T) {
 	s, dir := open(t, nil)
 	writeFile(t, dir, "facts/user.md", "# User\n\n> Summary: x\n>\n> Important: never call after 9pm\n\n- Name: A\n")
 	require.NoError(t, s.Append(context.Background(), "facts/user.md", "- Lang: zh", ""))
-	require.Equal(t, "# User\n\n> Summary: Name; Lang\n>\n> Important: never call after 9pm\n\n- Name: A\n\n- Lang: zh\n", readFile(t, dir, "facts/user.md"))
+	require.Equal(t, "# User\n\n> Summary: Name; Lang\n>\n> Important: never call after 9pm\n\n- Name: A\n- Lang: zh\n", readFile(t, dir, "facts/user.md"))
 }
 
 func TestAppendNeverBecomesTheHead(t *testing.T) {
@@ -285,4 +285,60 @@ func TestEpisodeDatesInTheirMonth(t *testing.T) {
 	require.NoError(t, s.Append(ctx, "episodes/2026-02.md", "## Late note\n- Date: 2026-02-10", ""))
 	require.NoError(t, s.Append(ctx, "episodes/2026-11.md", "## Today", ""))
 	require.Contains(t, readFile(t, dir, "episodes/2026-11.md"), "## Today\n- Date: 2026-11-23\n")
+}
+
+// TestAppendTightList: a fact line joins the list a file ends with, with no
+// blank line, in every file of fact lines; episodes keep their blank line;
+// what a person wrote is kept as it is.
+func TestAppendTightList(t *testing.T) {
+	tests := []struct {
+		name, path, existing, entry string
+		wantTail                    string
+	}{
+		{"three facts, one list", "facts/user.md", "", "- Name: Zhang San", "- Name: Zhang San\n- Language: prefers Chinese\n- City: Hangzhou\n"},
+		{"after a person's loose list", "facts/user.md", "# User\n\n> Summary: x\n\n- Name: A\n\n- Job: B\n\n\n", "", "- Name: A\n\n- Job: B\n- Language: prefers Chinese\n- City: Hangzhou\n"},
+		{"after prose", "facts/memory.md", "# Memory\n\n> Summary: x\n\nSome prose a person wrote.\n", "", "Some prose a person wrote.\n\n- Language: prefers Chinese\n- City: Hangzhou\n"},
+		{"after a star list", "facts/memory.md", "# Memory\n\n> Summary: x\n\n* one\n*  two  \n", "", "* one\n*  two  \n- Language: prefers Chinese\n- City: Hangzhou\n"},
+		{"procedures", "procedures.md", "", "- When a flight search returns prices: cross-check the airline's site", "- When a flight search returns prices: cross-check the airline's site\n- Language: prefers Chinese\n- City: Hangzhou\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, dir := open(t, nil)
+			ctx := context.Background()
+			if tt.existing != "" {
+				writeFile(t, dir, tt.path, tt.existing)
+			}
+			if tt.entry != "" {
+				require.NoError(t, s.Append(ctx, tt.path, tt.entry, ""))
+			}
+			entries := []string{"- Language: prefers Chinese", "- City: Hangzhou"}
+			if tt.path == "procedures.md" {
+				entries = []string{"- When asked in Chinese: answer in Chinese", "- When booking in Hangzhou: prefer the train"}
+				tt.wantTail = strings.ReplaceAll(strings.ReplaceAll(tt.wantTail, "- Language: prefers Chinese", entries[0]), "- City: Hangzhou", entries[1])
+			}
+			for _, e := range entries {
+				require.NoError(t, s.Append(ctx, tt.path, e, ""))
+			}
+			got := readFile(t, dir, tt.path)
+			require.True(t, strings.HasSuffix(got, "\n\n"+tt.wantTail), "%q", got)
+		})
+	}
+
+	t.Run("world topic", func(t *testing.T) {
+		s, _ := openWorld(t, t.TempDir(), nil)
+		ctx := context.Background()
+		require.NoError(t, s.Append(ctx, "world/apollo.md", "- Launch: May 3", ""))
+		require.NoError(t, s.Append(ctx, "world/apollo.md", "- Owner: Mei", ""))
+		got, err := s.Read(ctx, "world/apollo.md")
+		require.NoError(t, err)
+		require.True(t, strings.HasSuffix(got, "\n\n- Launch: May 3\n- Owner: Mei\n"), "%q", got)
+	})
+
+	t.Run("episodes keep a blank line", func(t *testing.T) {
+		s, dir := open(t, nil)
+		ctx := context.Background()
+		require.NoError(t, s.Append(ctx, "episodes/2026-02.md", "## A\n- Date: 2026-02-01", ""))
+		require.NoError(t, s.Append(ctx, "episodes/2026-02.md", "## B\n- Date: 2026-02-02", ""))
+		require.True(t, strings.HasSuffix(readFile(t, dir, "episodes/2026-02.md"), "- Date: 2026-02-01\n\n## B\n- Date: 2026-02-02\n"))
+	})
 }

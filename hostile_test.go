@@ -77,7 +77,7 @@ func TestHandEditByteOrderMark(t *testing.T) {
 	require.Equal(t, "Trip", files[1].Summary)
 
 	require.NoError(t, s.Append(ctx, "facts/user.md", "- City: Hangzhou", ""))
-	require.Equal(t, "\ufeff# User\n\n> Summary: Name; City\n\n- Name: Zhang San\n\n- City: Hangzhou\n", readFile(t, dir, "facts/user.md"),
+	require.Equal(t, "\ufeff# User\n\n> Summary: Name; City\n\n- Name: Zhang San\n- City: Hangzhou\n", readFile(t, dir, "facts/user.md"),
 		"one title, one summary, the mark kept")
 	require.NoError(t, s.Append(ctx, "episodes/2026-02.md", "## Gift", ""))
 	require.Equal(t, "\ufeff# 2026-02 Episodes\n\n> Summary: Trip, Gift\n\n## Trip\n- Date: 2026-02-01\n\n## Gift\n- Date: 2026-02-26\n", readFile(t, dir, "episodes/2026-02.md"))

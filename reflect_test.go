@@ -458,7 +458,7 @@ func TestReflectMaxRounds(t *testing.T) {
 			Rounds:     2,
 			Changed:    []string{"facts/memory.md"},
 		}, ref)
-		require.Contains(t, readMem(t, s, "facts/memory.md"), "- one\n\n- two\n", "the last round's call ran")
+		require.Contains(t, readMem(t, s, "facts/memory.md"), "- one\n- two\n", "the last round's call ran")
 	})
 	t.Run("default", func(t *testing.T) {
 		s := openStore(t, nil)

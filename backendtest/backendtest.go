@@ -438,7 +438,7 @@ func testAppend(t *testing.T, e *env) {
 	e.appendTo(e.s, memFile, "- Lesson: check time arithmetic first\n- Lesson: keep notes short")
 	got := e.read(e.s, memFile)
 	if !strings.HasPrefix(got, "# Memory\n") || !strings.Contains(got, "\n> Summary: ") ||
-		!strings.HasSuffix(got, "- Lesson: cross-check prices on the airline's site\n\n- Lesson: check time arithmetic first\n- Lesson: keep notes short\n") {
+		!strings.HasSuffix(got, "- Lesson: cross-check prices on the airline's site\n- Lesson: check time arithmetic first\n- Lesson: keep notes short\n") {
 		t.Fatalf("facts after two appends: %q", got)
 	}
 

@@ -87,9 +87,9 @@ With --json: {"files": [{"path", "summary", "size", "error", "parts",
 					table(e.stdout, rows, 1)
 				}
 				fmt.Fprintln(e.stdout)
-				fmt.Fprintln(e.stdout, "facts  "+budgetLine(facts, e.store.budget()))
+				fmt.Fprintln(e.stdout, "facts  "+budgetLine(facts, e.store.budget(), e.color))
 				if worldBudget > 0 {
-					fmt.Fprintln(e.stdout, "world  "+budgetLine(world, worldBudget))
+					fmt.Fprintln(e.stdout, "world  "+budgetLine(world, worldBudget, e.color))
 				}
 				return nil
 			}
@@ -271,17 +271,7 @@ With --json: {"findings": [{"path", "line", "problem", "fix", "warning"}],
 						return err
 					}
 				} else {
-					for _, f := range findings {
-						where := shownPath(f.Path)
-						if f.Line > 0 {
-							where += ":" + strconv.Itoa(f.Line)
-						}
-						kind := ""
-						if f.Warning {
-							kind = "warning: "
-						}
-						fmt.Fprintf(e.stdout, "%s: %s%s\n    %s\n", where, kind, f.Problem, f.Fix)
-					}
+					printFindings(e, findings)
 					switch {
 					case len(findings) == 0:
 						fmt.Fprintln(e.stdout, "No problems found.")
@@ -331,9 +321,9 @@ With --json: the library's Stats: {"factsSize", "factsBudget", "worldTopics",
 					return writeJSON(e.stdout, st)
 				}
 				w := e.stdout
-				fmt.Fprintf(w, "facts   %s\n", budgetLine(st.FactsSize, st.FactsBudget))
+				fmt.Fprintf(w, "facts   %s\n", budgetLine(st.FactsSize, st.FactsBudget, e.color))
 				if st.WorldBudget > 0 {
-					fmt.Fprintf(w, "world   %s in %s\n", budgetLine(st.WorldSize, st.WorldBudget), plural(st.WorldTopics, "topic", "topics"))
+					fmt.Fprintf(w, "world   %s in %s\n", budgetLine(st.WorldSize, st.WorldBudget, e.color), plural(st.WorldTopics, "topic", "topics"))
 				}
 				fmt.Fprintf(w, "files   %d\n", st.Files)
 				entries := 0
@@ -372,6 +362,23 @@ With --json: the library's Stats: {"factsSize", "factsBudget", "worldTopics",
 	}
 }
 
+// printFindings writes Check's findings, each PATH:LINE, what is wrong and
+// what to do; with colour, a problem's words in red and a warning's in
+// yellow.
+func printFindings(e *env, findings []memory.Finding) {
+	for _, f := range findings {
+		where := shownPath(f.Path)
+		if f.Line > 0 {
+			where += ":" + strconv.Itoa(f.Line)
+		}
+		problem := paint(e.color, red, f.Problem)
+		if f.Warning {
+			problem = paint(e.color, yellow, "warning: "+f.Problem)
+		}
+		fmt.Fprintf(e.stdout, "%s: %s\n    %s\n", paint(e.color, bold, where), problem, f.Fix)
+	}
+}
+
 // writeJSON writes v as indented JSON and a newline.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
@@ -382,16 +389,25 @@ func writeJSON(w io.Writer, v any) error {
 
 // budgetLine renders size against budget as a bar:
 // "[#########...........] 6,912 / 15,360 bytes (45%)".
-func budgetLine(size int64, budget int) string {
+// With color, the bar is green, yellow from 80% of the budget, and red
+// over it.
+func budgetLine(size int64, budget int, color bool) string {
 	const width = 20
 	b := int64(max(budget, 1))
 	filled := min(width, (size*width+b/2)/b)
 	if filled == 0 && size > 0 {
 		filled = 1 // something is there
 	}
-	line := fmt.Sprintf("[%s%s] %s / %s bytes (%d%%)", strings.Repeat("#", int(filled)), strings.Repeat(".", width-int(filled)), thousands(size), thousands(int64(budget)), size*100/b)
+	code := green
+	switch {
+	case size > int64(budget):
+		code = red
+	case size*5 >= b*4:
+		code = yellow
+	}
+	line := fmt.Sprintf("[%s%s] %s / %s bytes (%d%%)", paint(color, code, strings.Repeat("#", int(filled))), strings.Repeat(".", width-int(filled)), thousands(size), thousands(int64(budget)), size*100/b)
 	if size > int64(budget) {
-		line += ", over the budget"
+		line += paint(color, red, ", over the budget")
 	}
 	return line
 }

@@ -1,45 +1,62 @@
-// Mdmemory reads, checks and serves the long-term memory of an agent built
-// with github.com/mdmemory/memory: plain markdown files under facts/ and
-// episodes/, in a directory or under a prefix of an S3 bucket.
+// Mdmemory reads, checks, writes and serves the long-term memory of an
+// agent built with github.com/mdmemory/memory: plain markdown files under
+// facts/ and episodes/, in a directory or under a prefix of an S3 bucket.
 //
 // Usage:
 //
-//	mdmemory [--dir DIR] [--world DIR] COMMAND [flags] [arguments]
+//	mdmemory [--dir DIR] [--world DIR] [--json] COMMAND [flags] [arguments]
 //
 // The commands:
 //
-//	ls              the files, with their sizes and summaries, and the facts budget
-//	show PATH       the content of one file
-//	search [QUERY]  the fact lines and entries that match QUERY, best first
-//	context QUERY   what memory gives a prompt about QUERY, within --budget characters
-//	check           lint what a person edited; exit status 1 when something needs fixing
-//	stats           the facts against their budget, entries per month, prompt sizes
-//	mcp             the MCP server: on standard input and output, or --http ADDR
-//	version         mdmemory's version (also --version)
-//	help [COMMAND]  this text, or a command's
+//	ls                  the files, with their sizes and summaries, and the facts budget
+//	show PATH           the content of one file
+//	search [QUERY]      the fact lines and entries that match QUERY, best first
+//	context QUERY       what memory gives a prompt about QUERY, within --budget characters
+//	check               lint what a person edited; exit status 1 when something needs fixing
+//	stats               the facts against their budget, entries per month, prompt sizes
+//	add PATH TEXT       append a fact line or an episode entry (TEXT - reads standard input)
+//	edit PATH           open a copy in $VISUAL or $EDITOR; save it only if unchanged meanwhile
+//	compact             condense old months with the local rule; --dry-run lists what it would
+//	import FORMAT DIR   bring in openclaw, claude-code, agnx or toebeans memory; --apply writes
+//	mcp                 the MCP server: on standard input and output, or --http ADDR
+//	completion SHELL    a completion script for bash, zsh or fish
+//	version             mdmemory's version (also --version, -v)
+//	help [COMMAND]      this text, or a command's
 //
 // Every command takes --dir (default $MDMEMORY_DIR, or data/memory): a
 // directory, or s3://BUCKET/PREFIX, reached with the AWS SDK's usual
-// configuration from the environment (AWS_REGION, AWS_ACCESS_KEY_ID,
-// AWS_PROFILE, AWS_ENDPOINT_URL for another S3 server, ...); and --world
+// configuration from the environment (AWS_ENDPOINT_URL or
+// AWS_ENDPOINT_URL_S3 for another S3 server, AWS_ACCESS_KEY_ID and
+// AWS_SECRET_ACCESS_KEY or AWS_PROFILE, AWS_REGION, ...); and --world
 // (default $MDMEMORY_WORLD), the same for the world topics the memory
-// shares with other agents, when it shares some. The commands
-// that read take --json for machine-readable output, and change no memory
-// file: they never create the directory, and write nothing under an S3
-// prefix. They open a directory as every Store does, which makes its empty
-// lock file, .lock, when it has none yet, and removes the temporary files a
-// crash of a writer left behind (.NAME.md.tmp-*, never a person's file).
+// shares with other agents, when it shares some. These flags, and --json,
+// go before the command or after it. The commands that read take --json
+// for machine-readable output, and change no memory file: they never create
+// the directory, and write nothing under an S3 prefix; a directory that
+// does not exist, or a prefix that holds no file, is an error. They open a
+// directory as every Store does, which makes its empty lock file, .lock,
+// when it has none yet, and removes the temporary files a crash of a
+// writer left behind (.NAME.md.tmp-*, never a person's file).
 //
-// "mdmemory version" and "mdmemory --version" print one line, "mdmemory"
-// and the version the binary was built at: the module's version, a
-// pseudo-version naming the commit, or "devel" (see
+// add, edit, compact and import write through the library, with the rules
+// the model's tools keep (the path grammar, the fact guard, the budgets,
+// writing only what is still as read); a refusal is said in one line, in
+// the library's words with the commands a person has in place of the
+// model's tools.
+//
+// "mdmemory version", "mdmemory --version" and "mdmemory -v" print one
+// line, "mdmemory" and the version the binary was built at: the module's
+// version, a pseudo-version naming the commit, or "devel" (see
 // github.com/mdmemory/memory/mcpserver.Version); the MCP server reports
 // the same in its handshake.
+//
+// Output has colour only on a terminal, and never with $NO_COLOR set or
+// TERM=dumb.
 //
 // The exit status is 0 on success, 1 when the command failed (the message
 // is one line, "mdmemory: ...", on standard error) or check found a
 // problem, and 2 for a usage mistake (an unknown command or flag, a
-// missing argument).
+// missing argument), said in one line that names the help to read.
 package main
 
 import (
@@ -51,6 +68,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -61,7 +79,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()
 	os.Exit(code)
 }
@@ -79,7 +97,7 @@ const (
 
 // usageErr is a command's report of a mistake in its command line that
 // flag parsing cannot see, such as a negative --facts-budget: exit status
-// 2, with the usage.
+// 2, with a pointer to the command's help.
 type usageErr struct{ msg string }
 
 func (e usageErr) Error() string { return e.msg }
@@ -95,6 +113,7 @@ type command struct {
 	summary string // one line, for the list of commands
 	about   string // what the command does, for its --help
 	reads   bool   // opens the store only to read, and takes --json
+	json    bool   // takes --json, though it may write
 
 	// minArgs and maxArgs bound the number of arguments; maxArgs -1 means
 	// no bound.
@@ -105,11 +124,16 @@ type command struct {
 	setup func(fs *flag.FlagSet) func(ctx context.Context, e *env) error
 }
 
+// takesJSON reports whether the command has --json.
+func (c *command) takesJSON() bool { return c.reads || c.json }
+
 // env is what a command runs with.
 type env struct {
 	args   []string
 	json   bool
+	color  bool // standard output is a terminal, and $NO_COLOR is not set
 	store  storeFlags
+	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
@@ -118,24 +142,39 @@ type env struct {
 }
 
 func commands() []*command {
-	return []*command{cmdLs(), cmdShow(), cmdSearch(), cmdContext(), cmdCheck(), cmdStats(), cmdMCP()}
+	return []*command{
+		cmdLs(), cmdShow(), cmdSearch(), cmdContext(), cmdCheck(), cmdStats(),
+		cmdAdd(), cmdEdit(), cmdCompact(), cmdImport(), cmdMCP(), cmdCompletion(),
+	}
+}
+
+// commandNames are the names run takes as a command: the commands, help
+// and version.
+func commandNames() []string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return append(names, "help", "version")
 }
 
 // run runs mdmemory with the command-line arguments args (without the
 // program's name) and returns the exit status. getenv reads the
-// environment (MDMEMORY_DIR, MDMEMORY_WORLD); the AWS SDK reads the
-// process's own.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+// environment (MDMEMORY_DIR, MDMEMORY_WORLD, NO_COLOR, VISUAL, EDITOR); the
+// AWS SDK reads the process's own.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	var sf storeFlags
 	top := newFlagSet(programName)
 	sf.register(top)
 	showVersion := top.Bool("version", false, "print mdmemory's version and exit")
+	top.BoolVar(showVersion, "v", false, "print mdmemory's version and exit")
+	asJSON := top.Bool("json", false, "print machine-readable JSON")
 	switch err := top.Parse(args); {
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprint(stdout, mainUsage())
 		return exitOK
 	case err != nil:
-		return usageError(stderr, "", err.Error())
+		return usageError(stderr, "", flagMessage(err))
 	}
 	args = top.Args()
 	if *showVersion {
@@ -158,15 +197,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	i := slices.IndexFunc(commands(), func(c *command) bool { return c.name == name })
 	if i < 0 {
-		return usageError(stderr, "", fmt.Sprintf("unknown command %q", name))
+		return usageError(stderr, "", unknownCommand(name))
 	}
 	c := commands()[i]
+	if *asJSON && !c.takesJSON() {
+		return usageError(stderr, c.name, "--json: "+c.name+" has no JSON output")
+	}
 
-	e := &env{store: sf, stdout: stdout, stderr: stderr, getenv: getenv}
+	e := &env{store: sf, stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, json: *asJSON}
+	e.color = isTerminal(stdout) && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
 	fs := newFlagSet(programName + " " + c.name)
 	e.store.register(fs)
-	if c.reads {
-		fs.BoolVar(&e.json, "json", false, "print machine-readable JSON")
+	if c.takesJSON() {
+		fs.BoolVar(&e.json, "json", e.json, "print machine-readable JSON")
 	}
 	exec := c.setup(fs)
 	pos, err := parseInterspersed(fs, args)
@@ -175,7 +218,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprint(stdout, commandUsage(c))
 		return exitOK
 	case err != nil:
-		return usageError(stderr, c.name, err.Error())
+		return usageError(stderr, c.name, flagMessage(err))
 	case len(pos) < c.minArgs:
 		return usageError(stderr, c.name, "missing "+c.args)
 	case c.maxArgs >= 0 && len(pos) > c.maxArgs:
@@ -192,8 +235,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		switch {
 		case errors.As(err, &bad):
 			return usageError(stderr, c.name, bad.msg)
-		case errors.As(err, &me) && errors.Is(err, memory.ErrInvalidContent):
-			return usageError(stderr, c.name, me.Hint)
+		case errors.As(err, &me) && errors.Is(err, memory.ErrInvalidContent) && me.Path == "":
+			msg := me.Hint
+			if me.Op == "compact" {
+				msg = "--before must be a month, YYYY-MM, and --keep not negative"
+			}
+			return usageError(stderr, c.name, msg)
 		}
 		if !errors.Is(err, errProblems) {
 			fmt.Fprintln(stderr, programName+": "+oneLine(err))
@@ -202,6 +249,58 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	return exitOK
 }
+
+// unknownCommand says that name is no command, and which one it may be.
+func unknownCommand(name string) string {
+	msg := fmt.Sprintf("unknown command %q", name)
+	best, dist := "", 3
+	for _, n := range commandNames() {
+		if d := editDistance(strings.ToLower(name), n); d < dist {
+			best, dist = n, d
+		}
+	}
+	if best != "" && dist <= max(1, len(name)/3) {
+		msg += fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return msg
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes; the
+// command names are ASCII, and a typed name longer than 64 bytes is no
+// typo of one.
+func editDistance(a, b string) int {
+	if len(a) > 64 {
+		return len(a)
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// flagMessage is the flag package's error with the flag written as the
+// help writes it, "--limit", not "-limit".
+func flagMessage(err error) string {
+	return flagName.ReplaceAllString(err.Error(), "$1--$2")
+}
+
+// flagName finds a flag's name as the flag package's errors write it:
+// "not defined: -frob", "an argument: -limit", "for flag -limit", "for -json".
+// A one-letter flag keeps its one dash, as -v and -h are written.
+var flagName = regexp.MustCompile(`(: |for flag |for )-([A-Za-z][A-Za-z0-9_-])`)
 
 // help prints the usage of mdmemory, or of the command named in args.
 func help(args []string, stdout, stderr io.Writer) int {
@@ -221,19 +320,15 @@ func help(args []string, stdout, stderr io.Writer) int {
 	return usageError(stderr, "help", fmt.Sprintf("unknown command %q", args[0]))
 }
 
-// usageError reports a mistake in the command line, and the usage of the
-// command (or of mdmemory), on stderr.
+// usageError reports a mistake in the command line in one line on
+// stderr, with the help to read.
 func usageError(stderr io.Writer, cmd, msg string) int {
-	prefix, usage := programName, mainUsage()
+	prefix, see := programName, programName+" help"
 	if cmd != "" {
 		prefix += " " + cmd
-		for _, c := range commands() {
-			if c.name == cmd {
-				usage = commandUsage(c)
-			}
-		}
+		see = programName + " " + cmd + " --help"
 	}
-	fmt.Fprintf(stderr, "%s: %s\n\n%s", prefix, msg, usage)
+	fmt.Fprintf(stderr, "%s: %s; see '%s'\n", prefix, strings.Join(strings.Fields(msg), " "), see)
 	return exitUsage
 }
 
@@ -248,27 +343,47 @@ func newFlagSet(name string) *flag.FlagSet {
 
 // parseInterspersed parses flags anywhere among the arguments, as in
 // "mdmemory search tokyo --limit 3", and returns the other arguments. An
-// argument "--" ends the flags: what follows is arguments.
+// argument "--" ends the flags: what follows is arguments. An argument
+// that starts with a dash and a space, "- Language: prefers Chinese", is
+// text, not a flag.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
+	for len(args) > 0 {
+		if isText(args[0]) {
+			pos, args = append(pos, args[0]), args[1:]
+			continue
+		}
+		n := slices.IndexFunc(args, isText)
+		if n < 0 {
+			n = len(args)
+		}
+		if err := fs.Parse(args[:n]); err != nil {
 			return nil, err
 		}
 		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
+		used := n - len(rest)
+		switch {
+		case used > 0 && args[used-1] == "--":
+			return append(pos, args[used:]...), nil
+		case len(rest) > 0:
+			pos, args = append(pos, rest[0]), args[used+1:]
+		default:
+			args = args[n:]
 		}
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos, args = append(pos, rest[0]), rest[1:]
 	}
+	return pos, nil
+}
+
+// isText reports an argument that starts with dashes but is no flag: a
+// list item, "- Name: Zhang San".
+func isText(a string) bool {
+	t := strings.TrimLeft(a, "-")
+	return len(t) < len(a) && len(a)-len(t) <= 2 && t != "" && strings.ContainsRune(" \t\r\n", rune(t[0]))
 }
 
 func mainUsage() string {
 	var b strings.Builder
-	b.WriteString(`mdmemory reads, checks and serves an agent's long-term memory: the
+	b.WriteString(`mdmemory reads, checks, writes and serves an agent's long-term memory: the
 markdown files of github.com/mdmemory/memory.
 
 Usage:
@@ -277,18 +392,21 @@ Usage:
 Commands:
 `)
 	for _, c := range commands() {
-		fmt.Fprintf(&b, "  %-16s %s\n", strings.TrimSpace(c.name+" "+c.args), c.summary)
+		fmt.Fprintf(&b, "  %-22s %s\n", strings.TrimSpace(c.name+" "+c.args), c.summary)
 	}
-	fmt.Fprintf(&b, "  %-16s %s\n", "version", "mdmemory's version (also --version)")
-	fmt.Fprintf(&b, "  %-16s %s\n", "help [COMMAND]", "this text, or a command's")
+	fmt.Fprintf(&b, "  %-22s %s\n", "version", "mdmemory's version (also --version, -v)")
+	fmt.Fprintf(&b, "  %-22s %s\n", "help [COMMAND]", "this text, or a command's")
 	b.WriteString(`
 Flags of every command:
 `)
 	b.WriteString(flagDefaults(func(fs *flag.FlagSet) { new(storeFlags).register(fs) }))
 	b.WriteString(`
-The commands that read take --json, and change nothing. Exit status: 0 on
-success, 1 when the command failed or check found a problem, 2 for a
-mistake in the command line. "mdmemory COMMAND --help" describes one.
+These flags, and --json, go before the command or after it. The commands
+that read (ls, show, search, context, check, stats) take --json, and change
+nothing; add, edit, compact and import write, each through the library's
+rules. Exit status: 0 on success, 1 when the command failed or check found a
+problem, 2 for a mistake in the command line. "mdmemory COMMAND --help"
+describes one. Colour only on a terminal, and never with $NO_COLOR set.
 `)
 	return b.String()
 }
@@ -302,7 +420,7 @@ func commandUsage(c *command) string {
 	b.WriteString("\n\n" + c.about + "\n\nFlags:\n")
 	b.WriteString(flagDefaults(func(fs *flag.FlagSet) {
 		new(storeFlags).register(fs)
-		if c.reads {
+		if c.takesJSON() {
 			fs.Bool("json", false, "print machine-readable JSON")
 		}
 		c.setup(fs)

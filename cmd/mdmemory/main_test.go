@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -103,8 +104,14 @@ func mdm(t *testing.T, env map[string]string, args ...string) result {
 
 func mdmCtx(t *testing.T, ctx context.Context, env map[string]string, args ...string) result {
 	t.Helper()
+	return mdmIn(t, ctx, strings.NewReader(""), env, args...)
+}
+
+// mdmIn runs mdmemory with stdin as its standard input.
+func mdmIn(t *testing.T, ctx context.Context, stdin io.Reader, env map[string]string, args ...string) result {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(ctx, args, &out, &errb, func(k string) string { return env[k] })
+	code := run(ctx, args, stdin, &out, &errb, func(k string) string { return env[k] })
 	return result{out.String(), errb.String(), code}
 }
 
@@ -142,46 +149,71 @@ func TestHelp(t *testing.T) {
 			require.True(t, strings.HasPrefix(out, "Usage:\n  mdmemory "+c.name+" [flags]"), out)
 			require.Contains(t, out, c.about)
 			require.Contains(t, out, "  --dir string")
-			require.Equal(t, c.reads, strings.Contains(out, "  --json"), "--json on the commands that read: %s", c.name)
+			require.Equal(t, c.takesJSON(), strings.Contains(out, "  --json"), "--json on the commands that read, compact and import: %s", c.name)
 		}
 	}
 	require.Contains(t, mdm(t, nil, "search", "--help").stdout, "  --limit int\n")
 	require.Contains(t, mdm(t, nil, "context", "--help").stdout, "  --budget int\n")
 }
 
-// TestUsageErrors: a mistake in the command line prints what was wrong and
-// the usage on stderr, nothing on stdout, and exits 2.
+// TestUsageErrors: a mistake in the command line prints one line on
+// stderr, what was wrong and the help to read, nothing on stdout, and
+// exits 2; flags are named as the help names them, --limit.
 func TestUsageErrors(t *testing.T) {
 	dir := sample(t)
 	cases := []struct {
 		args []string
 		want string
 	}{
-		{nil, "mdmemory: no command given\n\nmdmemory reads"},
-		{[]string{"frob"}, `mdmemory: unknown command "frob"`},
-		{[]string{"--frob", "ls"}, "mdmemory: flag provided but not defined: -frob"},
-		{[]string{"ls", "--frob"}, "mdmemory ls: flag provided but not defined: -frob\n\nUsage:\n  mdmemory ls"},
-		{[]string{"ls", "extra"}, `mdmemory ls: too many arguments: "extra"`},
-		{[]string{"show"}, "mdmemory show: missing PATH\n\nUsage:\n  mdmemory show [flags] PATH"},
+		{nil, "mdmemory: no command given; see 'mdmemory help'"},
+		{[]string{"frob"}, `mdmemory: unknown command "frob"; see 'mdmemory help'`},
+		{[]string{"serch"}, `mdmemory: unknown command "serch" (did you mean "search"?); see 'mdmemory help'`},
+		{[]string{"Stats"}, `mdmemory: unknown command "Stats" (did you mean "stats"?); see 'mdmemory help'`},
+		{[]string{"--frob", "ls"}, "mdmemory: flag provided but not defined: --frob; see 'mdmemory help'"},
+		{[]string{"ls", "--frob"}, "mdmemory ls: flag provided but not defined: --frob; see 'mdmemory ls --help'"},
+		{[]string{"ls", "-frob"}, "mdmemory ls: flag provided but not defined: --frob; see 'mdmemory ls --help'"},
+		{[]string{"ls", "-x"}, "mdmemory ls: flag provided but not defined: -x; see 'mdmemory ls --help'"},
+		{[]string{"ls", "extra"}, `mdmemory ls: too many arguments: "extra"; see 'mdmemory ls --help'`},
+		{[]string{"show"}, "mdmemory show: missing PATH; see 'mdmemory show --help'"},
 		{[]string{"show", "a", "b"}, `mdmemory show: too many arguments: "b"`},
 		{[]string{"context"}, "mdmemory context: missing QUERY"},
-		{[]string{"search", "--limit", "many"}, `mdmemory search: invalid value "many" for flag -limit`},
-		{[]string{"check", "--json=maybe"}, "mdmemory check: invalid boolean value"},
+		{[]string{"search", "--limit", "many"}, `mdmemory search: invalid value "many" for flag --limit: parse error; see 'mdmemory search --help'`},
+		{[]string{"search", "--limit"}, `mdmemory search: flag needs an argument: --limit`},
+		{[]string{"check", "--json=maybe"}, `mdmemory check: invalid boolean value "maybe" for --json`},
+		{[]string{"--json", "add", "facts/user.md", "x"}, "mdmemory add: --json: add has no JSON output"},
 		// Values the flags parse but the library refuses.
 		{[]string{"search", "--limit", "-3", "x"}, "mdmemory search: limit may not be negative"},
 		{[]string{"search", "--since", "garbage", "x"}, `mdmemory search: the date "garbage" is not YYYY, YYYY-MM or YYYY-MM-DD`},
 		{[]string{"context", "x", "--budget", "5"}, "mdmemory context: budget is 5 characters; give at least 200"},
 		{[]string{"--facts-budget", "-1", "ls"}, "mdmemory ls: --facts-budget may not be negative"},
+		{[]string{"compact", "--before", "2026-13"}, "mdmemory compact: --before must be a month, YYYY-MM, and --keep not negative; see 'mdmemory compact --help'"},
+		{[]string{"compact", "--keep", "-1"}, "mdmemory compact: --before must be a month"},
+		{[]string{"import", "hermes", "."}, `mdmemory import: unknown format "hermes": give openclaw, claude-code, agnx, toebeans`},
+		{[]string{"completion", "tcsh"}, `mdmemory completion: unknown shell "tcsh"`},
 		{[]string{"help", "frob"}, `mdmemory help: unknown command "frob"`},
 		{[]string{"help", "ls", "show"}, "mdmemory help: give at most one command"},
+		{[]string{"version", "x"}, `mdmemory version: too many arguments: "x"`},
 	}
 	for _, tc := range cases {
 		r := mdm(t, map[string]string{dirEnv: dir}, tc.args...)
 		require.Equal(t, 2, r.code, "%q: %s", tc.args, r.stderr)
 		require.Empty(t, r.stdout, "%q", tc.args)
 		require.True(t, strings.HasPrefix(r.stderr, tc.want), "%q:\n%s", tc.args, r.stderr)
-		require.Contains(t, r.stderr, "Usage:\n  mdmemory", "%q", tc.args)
+		require.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
+		require.True(t, strings.HasSuffix(r.stderr, "help'\n"), "names the help to read: %q", r.stderr)
 	}
+}
+
+// TestGlobalFlags: the flags of every command, --json included, go
+// before the command as well as after it.
+func TestGlobalFlags(t *testing.T) {
+	dir := sample(t)
+	before := mdm(t, nil, "--dir", dir, "--json", "ls").ok(t)
+	after := mdm(t, nil, "ls", "--dir", dir, "--json").ok(t)
+	require.Equal(t, after, before)
+	require.True(t, json.Valid([]byte(before)), before)
+	require.True(t, json.Valid([]byte(mdm(t, nil, "--json", "--dir="+dir, "stats").ok(t))))
+	require.True(t, json.Valid([]byte(mdm(t, nil, "--json", "--dir", dir, "compact", "--dry-run").ok(t))))
 }
 
 // TestWhere: --dir wins over $MDMEMORY_DIR, which wins over data/memory;
@@ -478,7 +510,7 @@ func TestStats(t *testing.T) {
 	require.Contains(t, mdm(t, empty, "stats", "--json").ok(t), `"months": []`, "a list, never null, for JSON consumers")
 
 	out := mdm(t, env, "stats").ok(t)
-	require.Contains(t, out, "facts   "+budgetLine(st.FactsSize, 15360)+"\n")
+	require.Contains(t, out, "facts   "+budgetLine(st.FactsSize, 15360, false)+"\n")
 	require.Contains(t, out, "files   4\nmonths  2, 3 entries\n")
 	require.Regexp(t, `MONTH    ENTRIES  BYTES\n2026-02        2 +[\d,]+\n2026-01        1 +[\d,]+\n`, out)
 	require.Contains(t, out, "Into prompts (tokens estimated at 4 characters a token):\n")

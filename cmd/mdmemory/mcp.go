@@ -91,9 +91,14 @@ It creates the directory when it does not exist.`,
 					return err
 				}
 				defer close()
+				if isTerminal(e.stdin) {
+					// A person who typed "mdmemory mcp" would otherwise see
+					// nothing happen.
+					fmt.Fprintln(e.stderr, "mdmemory: waiting for an MCP client on standard input; this is the server an MCP client starts from its configuration (see 'mdmemory mcp --help'); Ctrl-D or Ctrl-C ends it")
+				}
 				// A malformed line is answered with a JSON-RPC error, and the
 				// server goes on.
-				err = mcpserver.New(s, nil).Run(ctx, mcpserver.StdioTransport(os.Stdin, e.stdout))
+				err = mcpserver.New(s, nil).Run(ctx, mcpserver.StdioTransport(e.stdin, e.stdout))
 				if errors.Is(err, io.EOF) || ctx.Err() != nil {
 					return nil // the client closed standard input, or we were interrupted
 				}

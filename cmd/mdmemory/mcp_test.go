@@ -219,13 +219,15 @@ func TestMCPStdioMalformedInput(t *testing.T) {
 	require.Empty(t, stderr.String())
 }
 
-// TestVersion: "mdmemory --version" and "mdmemory version" print one line,
+// TestVersion: "mdmemory --version", "mdmemory -v" and "mdmemory version"
+// print one line,
 // mdmemory and the version the MCP server reports, and exit 0.
 func TestVersion(t *testing.T) {
 	want := "mdmemory " + mcpserver.Version() + "\n"
 	require.Regexp(t, `^mdmemory (devel|v\S+)\n$`, want)
 	require.Equal(t, want, mdm(t, nil, "--version").ok(t))
 	require.Equal(t, want, mdm(t, nil, "version").ok(t))
+	require.Equal(t, want, mdm(t, nil, "-v").ok(t))
 	require.Equal(t, want, mdm(t, nil, "--dir", "x", "--version").ok(t))
 	require.Equal(t, 2, mdm(t, nil, "version", "extra").code)
 	require.Contains(t, mdm(t, nil, "help").ok(t), "\n  version ")

@@ -263,3 +263,56 @@ func TestS3(t *testing.T) {
 	require.Equal(t, "mdmemory: s3://: no bucket: write s3://BUCKET/PREFIX\n", mdm(t, nil, "ls", "--dir", "s3://").failed(t))
 	require.Contains(t, mdm(t, nil, "ls", "--dir", "s3://no-such-bucket-here/x").failed(t), "NoSuchBucket")
 }
+
+// TestS3Newcomer: what a newcomer to S3 meets: a prefix with no memory is
+// an error for a command that reads, as a missing directory is; missing
+// credentials are one line, with no SDK log line; and the writing
+// commands work on a prefix as on a directory.
+func TestS3Newcomer(t *testing.T) {
+	needGateway(t)
+	awsEnv(t)
+	c := testClient()
+	prefix := "people/" + strings.ReplaceAll(t.Name(), "/", "_")
+	where := "s3://" + testBucket + "/" + prefix
+	env := map[string]string{dirEnv: where}
+
+	for _, args := range [][]string{{"ls"}, {"show", "facts/user.md"}, {"search", "x"}, {"check"}, {"stats"}} {
+		msg := mdm(t, env, args...).failed(t)
+		require.Equal(t, "mdmemory: "+where+" holds no memory (no file under that prefix): give the memory directory with --dir or $MDMEMORY_DIR\n", msg, "%q", args)
+	}
+	require.Empty(t, keys(t, c, prefix+"/"), "reading wrote nothing")
+
+	// Writing commands make the memory under the prefix.
+	mdm(t, env, "add", "facts/user.md", "- Name: Zhang San").ok(t)
+	mdm(t, env, "add", "facts/user.md", "- City: Hangzhou").ok(t)
+	require.Contains(t, mdm(t, env, "show", "facts/user.md").ok(t), "- Name: Zhang San\n- City: Hangzhou\n")
+	src := t.TempDir()
+	put(t, src, "SOUL.md", "You are Pegasus.\n")
+	put(t, src, "memory/2026-02-26.md", "## Tokyo\n- booked\n")
+	require.Contains(t, mdm(t, env, "import", "openclaw", src, "--apply").ok(t), "2 imported, 0 left out.")
+	require.Equal(t, "You are Pegasus.\n", mdm(t, env, "show", "persona.md").ok(t))
+	require.Contains(t, mdm(t, env, "compact", "--before", "2026-03", "--dry-run").ok(t), "Would compact 1 month (2026-02)")
+
+	// No credentials anywhere: one line, saying what to set and where.
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	r := mdm(t, env, "ls")
+	require.Equal(t, 1, r.code)
+	require.Equal(t, "mdmemory: "+where+": "+errNoCredentials.Error()+"\n", r.stderr)
+	require.NotContains(t, r.stderr, "IMDS")
+}
+
+// TestS3NoSDKLog: the AWS SDK's own log lines (its WARN of a missing
+// checksum, a retry) never reach standard error: mdmemory, as a process,
+// prints one line for a failure.
+func TestS3NoSDKLog(t *testing.T) {
+	needGateway(t)
+	awsEnv(t)
+	cmd := exec.Command(os.Args[0], "ls", "--dir", "s3://"+testBucket+"/nothing-here")
+	cmd.Env = append(os.Environ(), asMainEnv+"=1", "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=")
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	require.Equal(t, 1, strings.Count(string(out), "\n"), "%s", out)
+	require.Contains(t, string(out), "no AWS credentials")
+	require.NotContains(t, string(out), "WARN")
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/mdmemory/memory"
 	"github.com/mdmemory/memory/s3store"
@@ -134,12 +135,23 @@ func openBackend(ctx context.Context, where string, write bool, getenv func(stri
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", where, err)
 		}
+		if !write {
+			// A prefix with no file is, to a command that reads, what a
+			// missing directory is: most likely a typo.
+			files, err := b.List(ctx, "")
+			switch {
+			case err != nil:
+				return nil, nil, fmt.Errorf("%s: %w", where, err)
+			case len(files) == 0:
+				return nil, nil, fmt.Errorf("%s holds no memory (no file under that prefix): %s%w", where, hint, errNoMemory)
+			}
+		}
 		return b, func() {}, nil
 	}
 	if !write {
 		switch fi, err := os.Stat(where); {
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, nil, fmt.Errorf("%s does not exist: %s", where, hint)
+			return nil, nil, fmt.Errorf("%s does not exist: %s%w", where, hint, errNoMemory)
 		case err != nil:
 			return nil, nil, err
 		case !fi.IsDir():
@@ -153,6 +165,18 @@ func openBackend(ctx context.Context, where string, write bool, getenv func(stri
 	return d, func() { d.Close() }, nil
 }
 
+// errNoMemory marks, wrapped, the error of a command that reads when the
+// memory is not there: a directory that does not exist, a prefix with no
+// file. It adds nothing to the message.
+var errNoMemory = noMemory{}
+
+type noMemory struct{}
+
+func (noMemory) Error() string { return "" }
+
+// errNoCredentials is openS3's error when the SDK finds no credentials.
+var errNoCredentials = errors.New(`no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) in mdmemory's environment; an MCP client passes the server only the variables of the "env" block in its configuration`)
+
 // openS3 opens the S3 backend of "BUCKET/PREFIX", configured as the AWS
 // SDK configures itself from the environment and shared files. The region
 // defaults to us-east-1, as most S3-compatible servers expect. When the
@@ -165,9 +189,23 @@ func openS3(ctx context.Context, bucketPrefix string, getenv func(string) string
 	if bucket == "" {
 		return nil, errors.New("no bucket: write s3://BUCKET/PREFIX")
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
+	// The SDK logs nothing: what goes wrong comes back as an error, said
+	// in one line.
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithLogger(logging.Nop{}), config.WithClientLogMode(0))
 	if err != nil {
 		return nil, fmt.Errorf("AWS configuration: %w", err)
+	}
+	// Credentials are found before the first request, so that none found
+	// is said as such, and not as the last source the SDK tried (the EC2
+	// instance's role, which few machines have).
+	if cfg.Credentials == nil {
+		return nil, errNoCredentials
+	}
+	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, errNoCredentials
 	}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"

@@ -1,0 +1,720 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mdmemory/memory"
+	"github.com/mdmemory/memory/internal/markdown"
+)
+
+// import: the memory of the systems people come from, moved in through
+// the library. What each layout holds, and where it goes:
+//
+//	openclaw     SOUL.md, USER.md, MEMORY.md, memory/YYYY-MM-DD.md, memory/*.md
+//	claude-code  MEMORY.md (its index lines are left out), *.md topic files
+//	agnx         [agents/ID/]MEMORY.md, daily/YYYY-MM-DD.md, world/*.md
+//	toebeans     SOUL.md, knowledge/USER.md, knowledge/YYYY-MM-DD.md, knowledge/*.md
+//
+// SOUL.md becomes persona.md (only when there is none); the bullets of
+// USER.md become fact lines of facts/user.md, those of MEMORY.md of
+// facts/memory.md; a daily log becomes dated entries in its month, one per
+// "#"/"##" section; a topic file's bullets become a world topic with
+// --world, else fact lines of facts/memory.md.
+
+// importFormats are the layouts import reads.
+var importFormats = []string{"openclaw", "claude-code", "agnx", "toebeans"}
+
+// Bounds on what import reads of a tree a person points it at.
+const (
+	maxImportFiles = 10000 // files looked at in one folder
+	maxItemText    = 2000  // bytes of one fact line
+)
+
+// importItem is one thing import moves, or leaves out and why.
+type importItem struct {
+	From   string `json:"from"`           // the file in the tree, slash-separated
+	Line   int    `json:"line,omitempty"` // its line; 0 for the whole file
+	To     string `json:"to,omitempty"`   // where it goes in the memory
+	Text   string `json:"text"`           // its first line, to show
+	Reason string `json:"reason,omitempty"`
+
+	entry   string // what is appended (or persona.md's text)
+	persona bool
+}
+
+func cmdImport() *command {
+	return &command{
+		name: "import", args: "FORMAT DIR", summary: "bring in openclaw, claude-code, agnx or toebeans memory (dry run; --apply)", minArgs: 2, maxArgs: 2, json: true,
+		about: `Reads the memory another system keeps in DIR and says what would go where in
+this memory; with --apply, writes it. FORMAT is one of:
+
+  openclaw     SOUL.md, USER.md, MEMORY.md, memory/YYYY-MM-DD.md daily logs,
+               memory/*.md topic files (the workspace folder)
+  claude-code  MEMORY.md and its topic files *.md (Claude Code's auto memory
+               folder, ~/.claude/projects/PROJECT/memory)
+  agnx         MEMORY.md, daily/YYYY-MM-DD.md and the shared world/*.md
+               (.agnx/memory, with --agent ID when it holds several agents,
+               or one agent's folder)
+  toebeans     SOUL.md, knowledge/USER.md, knowledge/YYYY-MM-DD.md daily
+               logs, knowledge/*.md topic files (~/.toebeans)
+
+SOUL.md becomes persona.md, when there is none. The bullets of USER.md
+become fact lines of facts/user.md, those of MEMORY.md of facts/memory.md.
+A daily log becomes entries of its month (episodes/YYYY-MM.md), one per
+"#" or "##" section, dated the log's day. A topic file's bullets become a
+world topic (world/NAME.md) with --world, else fact lines of
+facts/memory.md.
+
+Nothing is overwritten: every line goes through the library as memory_append
+does, with its refusals (a line worded as temporary, a fact already there,
+a budget full) and its bounds. What does not fit is listed with the reason:
+text that is no list item in a file of facts, a refusal, a file over 1 MiB,
+a file the layout does not know. Without --apply, a dry run: the same
+judgement on a scratch copy of the memory's facts, and nothing written.
+
+With --json: {"format", "dir", "applied", "imported": [{"from", "line",
+"to", "text"}], "left": [{"from", "line", "to", "text", "reason"}]}.`,
+		setup: func(fs *flag.FlagSet) func(context.Context, *env) error {
+			apply := fs.Bool("apply", false, "write what the dry run shows")
+			agent := fs.String("agent", "", "agnx: the agent whose memory to import, when .agnx/memory holds several")
+			return func(ctx context.Context, e *env) error {
+				format, dir := e.args[0], e.args[1]
+				if !slices.Contains(importFormats, format) {
+					return usageErr{fmt.Sprintf("unknown format %q: give %s", format, strings.Join(importFormats, ", "))}
+				}
+				if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+					return fmt.Errorf("%s is not a directory to import from", dir)
+				}
+				world := e.store.worldWhere(e.getenv) != ""
+				items, err := importPlan(format, dir, *agent, world)
+				if err != nil {
+					return err
+				}
+				if err := e.runImport(ctx, items, *apply); err != nil {
+					return err
+				}
+				return e.reportImport(format, dir, items, *apply)
+			}
+		},
+	}
+}
+
+// runImport moves items into the memory, or, without apply, into a
+// scratch copy of what judges them (the fact files, procedures.md,
+// persona.md and the world topics), and records in each item's Reason why
+// it was left out.
+func (e *env) runImport(ctx context.Context, items []importItem, apply bool) error {
+	opts, err := e.store.options()
+	if err != nil {
+		return err
+	}
+	var s *memory.Store
+	var personaB memory.Backend
+	if apply {
+		st, close, err := e.open(ctx, true)
+		if err != nil {
+			return err
+		}
+		defer close()
+		b, closeB, err := openBackend(ctx, e.store.where(e.getenv), true, e.getenv, "")
+		if err != nil {
+			return err
+		}
+		defer closeB()
+		s, personaB = st, b
+	} else {
+		st, b, cleanup, err := e.scratch(ctx, opts)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		s, personaB = st, b
+	}
+	for i := range items {
+		it := &items[i]
+		if it.Reason != "" {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if it.persona {
+			_, err := personaB.Write(ctx, personaPath, []byte(it.entry), "")
+			switch {
+			case errors.Is(err, memory.ErrChanged):
+				it.Reason = "persona.md exists, and import overwrites nothing: merge SOUL.md into it by hand (mdmemory edit persona.md)"
+			case err != nil:
+				return err
+			}
+			continue
+		}
+		if err := s.Append(ctx, it.To, it.entry, ""); err != nil {
+			var me *memory.Error
+			if !errors.As(err, &me) {
+				return err // the host failed: stop, and say so
+			}
+			it.Reason = strings.Join(strings.Fields(personalHint(me)), " ")
+		}
+	}
+	return nil
+}
+
+// scratch opens a store in a temporary folder that holds a copy of what
+// judges an import (the fact files, procedures.md, persona.md, and the
+// world topics in a shared root of its own), for a dry run to apply the
+// library's rules to without writing to the memory.
+func (e *env) scratch(ctx context.Context, opts memory.Options) (*memory.Store, memory.Backend, func(), error) {
+	tmp, err := os.MkdirTemp("", "mdmemory-import-*")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cleanup := func() { os.RemoveAll(tmp) }
+	mem, shared := filepath.Join(tmp, "memory"), filepath.Join(tmp, "world")
+	if err := os.MkdirAll(filepath.Join(shared, "world"), 0o700); err != nil {
+		cleanup()
+		return nil, nil, nil, err
+	}
+	src, closeSrc, err := e.open(ctx, false)
+	switch {
+	case err == nil:
+		defer closeSrc()
+		files, err := src.List(ctx)
+		if err != nil {
+			cleanup()
+			return nil, nil, nil, err
+		}
+		for _, f := range files {
+			if strings.HasPrefix(f.Path, "episodes/") || f.Error != "" {
+				continue
+			}
+			text, err := src.Read(ctx, f.Path)
+			if err != nil {
+				continue // unreadable: the scratch copy judges without it
+			}
+			to := filepath.Join(mem, filepath.FromSlash(f.Path))
+			if strings.HasPrefix(f.Path, "world/") {
+				to = filepath.Join(shared, filepath.FromSlash(f.Path))
+			}
+			if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+				cleanup()
+				return nil, nil, nil, err
+			}
+			if err := os.WriteFile(to, []byte(text), 0o600); err != nil {
+				cleanup()
+				return nil, nil, nil, err
+			}
+		}
+	case errors.Is(err, errNoMemory):
+		// A memory that is not there yet: the import would start it.
+	default:
+		cleanup()
+		return nil, nil, nil, err
+	}
+	if e.store.worldWhere(e.getenv) != "" {
+		w, err := memory.OpenDir(shared)
+		if err != nil {
+			cleanup()
+			return nil, nil, nil, err
+		}
+		cleanupAll := cleanup
+		cleanup = func() { w.Close(); cleanupAll() }
+		opts.World = w
+	}
+	s, err := memory.Open(mem, &opts)
+	if err != nil {
+		cleanup()
+		return nil, nil, nil, err
+	}
+	d, err := memory.OpenDir(mem)
+	if err != nil {
+		s.Close()
+		cleanup()
+		return nil, nil, nil, err
+	}
+	cleanupAll := cleanup
+	return s, d, func() { d.Close(); s.Close(); cleanupAll() }, nil
+}
+
+// reportImport prints what import did or would do.
+func (e *env) reportImport(format, dir string, items []importItem, applied bool) error {
+	var in, left []importItem
+	for _, it := range items {
+		if it.Reason == "" {
+			in = append(in, it)
+		} else {
+			left = append(left, it)
+		}
+	}
+	if e.json {
+		return writeJSON(e.stdout, struct {
+			Format   string       `json:"format"`
+			Dir      string       `json:"dir"`
+			Applied  bool         `json:"applied"`
+			Imported []importItem `json:"imported"`
+			Left     []importItem `json:"left"`
+		}{format, dir, applied, cmpNil(in), cmpNil(left)})
+	}
+	w := e.stdout
+	if applied {
+		fmt.Fprintf(w, "Imported from %s (%s):\n", dir, format)
+	} else {
+		fmt.Fprintf(w, "Would import from %s (%s); a dry run, nothing is written: --apply writes.\n", dir, format)
+	}
+	rows := [][]string{}
+	for _, it := range in {
+		rows = append(rows, []string{"  " + it.To, "<- " + where(it), cut(it.Text, 60)})
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "  nothing")
+	}
+	table(w, rows)
+	if len(left) > 0 {
+		fmt.Fprintf(w, "\n%s:\n", paint(e.color, yellow, "Left out"))
+		for _, it := range left {
+			fmt.Fprintf(w, "  %s", where(it))
+			if it.Text != "" {
+				fmt.Fprintf(w, "  %s", cut(it.Text, 60))
+			}
+			fmt.Fprintf(w, "\n      %s\n", it.Reason)
+		}
+	}
+	verb := "to import"
+	if applied {
+		verb = "imported"
+	}
+	fmt.Fprintf(w, "\n%d %s, %d left out.\n", len(in), verb, len(left))
+	return nil
+}
+
+func cmpNil(items []importItem) []importItem {
+	if items == nil {
+		return []importItem{}
+	}
+	return items
+}
+
+// where is an item's place in the tree: FILE or FILE:LINE.
+func where(it importItem) string {
+	if it.Line > 0 {
+		return fmt.Sprintf("%s:%d", shownPath(it.From), it.Line)
+	}
+	return shownPath(it.From)
+}
+
+// cut shortens s to n runes, with "…".
+func cut(s string, n int) string {
+	s = printable(s)
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// importPlan reads the tree at dir as format lays it out, and returns what
+// goes where: persona first, then the facts about the person, the other
+// facts, the topics, and the daily logs oldest first.
+func importPlan(format, dir, agent string, world bool) ([]importItem, error) {
+	p := &planner{root: dir, world: world}
+	switch format {
+	case "openclaw":
+		p.folder("", map[string]func(string){
+			"SOUL.md":   p.persona,
+			"USER.md":   p.facts("facts/user.md"),
+			"MEMORY.md": p.facts("facts/memory.md"),
+			"memory":    func(string) {},
+		}, "an OpenClaw workspace file that is not memory")
+		p.folder("memory", nil, "")
+	case "claude-code":
+		p.folder("", map[string]func(string){
+			"MEMORY.md": p.facts("facts/memory.md"),
+		}, "")
+	case "agnx":
+		own, shared, err := agnxFolders(dir, agent)
+		if err != nil {
+			return nil, err
+		}
+		p.folder(own, map[string]func(string){
+			"MEMORY.md": p.facts("facts/memory.md"),
+			"daily":     func(string) {},
+		}, "not part of an agnx agent's memory")
+		p.folder(path.Join(own, "daily"), nil, "")
+		if shared != "" {
+			p.folder(shared, nil, "")
+		}
+	case "toebeans":
+		p.folder("", map[string]func(string){
+			"SOUL.md":   p.persona,
+			"knowledge": func(string) {},
+		}, "not part of toebeans' memory")
+		p.folder("knowledge", map[string]func(string){
+			"USER.md": p.facts("facts/user.md"),
+		}, "")
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	// The persona, then the facts about the person, then the others.
+	rank := func(it importItem) int {
+		switch it.To {
+		case personaPath:
+			return 0
+		case "facts/user.md":
+			return 1
+		}
+		return 2
+	}
+	slices.SortStableFunc(p.first, func(a, b importItem) int { return rank(a) - rank(b) })
+	slices.SortStableFunc(p.logs, func(a, b importItem) int { return strings.Compare(a.To+a.From, b.To+b.From) })
+	out := append(p.first, p.topics...)
+	return append(out, p.logs...), nil
+}
+
+// agnxFolders finds an agnx tree's agent folder and shared world folder
+// (relative to dir; "" for the root, and for none).
+func agnxFolders(dir, agent string) (own, shared string, err error) {
+	if agent != "" {
+		own = path.Join("agents", agent)
+	} else if isDir(filepath.Join(dir, "agents")) && !exists(filepath.Join(dir, "MEMORY.md")) {
+		ents, err := os.ReadDir(filepath.Join(dir, "agents"))
+		if err != nil {
+			return "", "", err
+		}
+		var ids []string
+		for _, e := range ents {
+			if e.IsDir() {
+				ids = append(ids, e.Name())
+			}
+		}
+		switch len(ids) {
+		case 0:
+			return "", "", fmt.Errorf("%s/agents holds no agent", dir)
+		case 1:
+			own = path.Join("agents", ids[0])
+		default:
+			if len(ids) > 10 {
+				ids = append(ids[:10], "…")
+			}
+			return "", "", usageErr{fmt.Sprintf("%s holds %d agents (%s): name one with --agent ID", dir, len(ids), strings.Join(ids, ", "))}
+		}
+	}
+	if own != "" && !isDir(filepath.Join(dir, filepath.FromSlash(own))) {
+		return "", "", fmt.Errorf("%s has no folder %s", dir, own)
+	}
+	if isDir(filepath.Join(dir, "world")) {
+		shared = "world"
+	}
+	return own, shared, nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// planner collects what import moves.
+type planner struct {
+	root   string
+	world  bool
+	first  []importItem // persona and the facts, in the order found
+	topics []importItem
+	logs   []importItem
+	err    error
+}
+
+// folder looks at the files of the folder rel: those named in known go to
+// their function; a daily log (YYYY-MM-DD.md) becomes entries; another .md
+// file is a topic, unless other says why it is left out; anything else is
+// left out.
+func (p *planner) folder(rel string, known map[string]func(string), other string) {
+	f, err := os.Open(filepath.Join(p.root, filepath.FromSlash(rel)))
+	if errors.Is(err, fs.ErrNotExist) && rel != "" {
+		return
+	}
+	if err != nil {
+		p.err = err
+		return
+	}
+	defer f.Close()
+	var ents []fs.DirEntry
+	for len(ents) <= maxImportFiles {
+		batch, err := f.ReadDir(256)
+		ents = append(ents, batch...)
+		if err != nil || len(batch) == 0 {
+			break
+		}
+	}
+	if len(ents) > maxImportFiles {
+		p.first = append(p.first, importItem{From: rel + "/", Reason: fmt.Sprintf("more than %d files in the folder: only the first %d, in no particular order, were looked at", maxImportFiles, maxImportFiles)})
+		ents = ents[:maxImportFiles]
+	}
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, ent := range ents {
+		name := ent.Name()
+		from := path.Join(rel, name)
+		if do, ok := known[name]; ok {
+			if ent.IsDir() {
+				continue // a folder the layout names, looked at on its own
+			}
+			do(from)
+			continue
+		}
+		switch {
+		case strings.HasPrefix(name, "."):
+			// Hidden files are tools' own (.git, .DS_Store).
+		case ent.IsDir():
+			p.first = append(p.first, importItem{From: from + "/", Reason: "a folder the layout does not have: not read"})
+		case !strings.HasSuffix(name, ".md"):
+			p.first = append(p.first, importItem{From: from, Reason: "not a markdown file: not read"})
+		case isDay(strings.TrimSuffix(name, ".md")):
+			p.daily(from, strings.TrimSuffix(name, ".md"))
+		case other != "":
+			p.first = append(p.first, importItem{From: from, Reason: other + ": not read"})
+		default:
+			p.topic(from)
+		}
+	}
+}
+
+// isDay reports a date written YYYY-MM-DD.
+func isDay(s string) bool {
+	_, err := time.Parse(time.DateOnly, s)
+	return err == nil && len(s) == 10
+}
+
+// read reads a file of the tree, at most maxInput bytes, or records why
+// it is left out and returns nil.
+func (p *planner) read(from string, into *[]importItem) []byte {
+	name := filepath.Join(p.root, filepath.FromSlash(from))
+	fi, err := os.Lstat(name)
+	if err == nil && !fi.Mode().IsRegular() {
+		err = errors.New("not a regular file (a symbolic link is not followed)")
+	}
+	var b []byte
+	if err == nil {
+		var f *os.File
+		if f, err = os.Open(name); err == nil {
+			b, err = io.ReadAll(io.LimitReader(f, maxInput+1))
+			f.Close()
+		}
+	}
+	switch {
+	case err != nil:
+		*into = append(*into, importItem{From: from, Reason: oneLine(err)})
+		return nil
+	case len(b) > maxInput:
+		*into = append(*into, importItem{From: from, Reason: fmt.Sprintf("over %s bytes, the most one memory file holds: not read; split it first", thousands(maxInput))})
+		return nil
+	case !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0:
+		*into = append(*into, importItem{From: from, Reason: "holds bytes that are not text (invalid UTF-8 or NUL): not read"})
+		return nil
+	}
+	return b
+}
+
+// persona makes SOUL.md the memory's persona.md.
+func (p *planner) persona(from string) {
+	b := p.read(from, &p.first)
+	if b == nil {
+		return
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		p.first = append(p.first, importItem{From: from, Reason: "empty"})
+		return
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	p.first = append(p.first, importItem{From: from, To: personaPath, Text: first, entry: string(b), persona: true})
+}
+
+// facts returns the function that makes a file's list items fact lines of
+// the fact file to.
+func (p *planner) facts(to string) func(string) {
+	return func(from string) { p.first = p.lines(from, to, p.first) }
+}
+
+// topic makes a topic file's list items a world topic's lines, or with no
+// shared world, lines of facts/memory.md.
+func (p *planner) topic(from string) {
+	to := "facts/memory.md"
+	if p.world {
+		to = "world/" + topicName(strings.TrimSuffix(path.Base(from), ".md")) + ".md"
+	}
+	p.topics = p.lines(from, to, p.topics)
+}
+
+// topicName makes a file name a world topic's: lower-case letters, digits
+// and dashes.
+func topicName(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+		if b.Len() >= 60 {
+			break
+		}
+	}
+	return strings.Trim(cmp.Or(b.String(), "topic"), "-")
+}
+
+// lines adds the list items of the file from as fact lines of to, and
+// lists its other text as left out. The title, the summary line and
+// headings (a list's category) carry no fact of their own.
+func (p *planner) lines(from, to string, out []importItem) []importItem {
+	src := p.read(from, &out)
+	if src == nil {
+		return out
+	}
+	d := markdown.Parse(src)
+	index := from == "MEMORY.md" && to == "facts/memory.md"
+	items := d.Items
+	for i, at := range d.Blocks {
+		end := len(src)
+		if i+1 < len(d.Blocks) {
+			end = d.Blocks[i+1]
+		}
+		line := bytes.Count(src[:at], []byte("\n")) + 1
+		text := strings.TrimSpace(string(src[at:end]))
+		switch {
+		case text == "", d.Title.OK && at == d.Title.Start, d.Summary.OK && at <= d.Summary.Start && d.Summary.Start < end,
+			slices.ContainsFunc(d.Headings, func(h markdown.Heading) bool { return h.Start == at }),
+			strings.Trim(text, "-*_ ") == "":
+			continue
+		case !slices.ContainsFunc(items, func(it markdown.Item) bool { return it.Start == at }):
+			first, _, _ := strings.Cut(text, "\n")
+			out = append(out, importItem{From: from, Line: line, Text: first, Reason: "not a list item: only bullets become fact lines (add it with 'mdmemory add' if it is a fact)"})
+			continue
+		}
+		for _, it := range items {
+			if it.Start < at || it.Start >= end {
+				continue
+			}
+			fact := factLine(src[it.Start:it.End])
+			itLine := bytes.Count(src[:it.Start], []byte("\n")) + 1
+			switch {
+			case index && linksToTopic(p.root, fact):
+				out = append(out, importItem{From: from, Line: itLine, Text: fact, Reason: "an index line of a topic file, whose own lines are imported"})
+			case len(fact) > maxItemText:
+				out = append(out, importItem{From: from, Line: itLine, Text: fact, Reason: fmt.Sprintf("a list item of %s bytes is no fact line: condense it and add it with 'mdmemory add'", thousands(int64(len(fact))))})
+			case strings.TrimSpace(strings.TrimPrefix(fact, "-")) == "":
+			default:
+				out = append(out, importItem{From: from, Line: itLine, To: to, Text: fact, entry: fact})
+			}
+		}
+	}
+	return out
+}
+
+// factLine makes a list item one fact line: "- " and its first line, with
+// the lines under it (wrapped text, nested items) joined by "; ".
+func factLine(item []byte) string {
+	var parts []string
+	for i, l := range strings.Split(strings.TrimSpace(string(item)), "\n") {
+		l = strings.TrimSpace(l)
+		if i == 0 {
+			l = strings.TrimSpace(strings.TrimLeft(l, "-*+0123456789.)"))
+		} else if len(l) > 1 && strings.ContainsRune("-*+", rune(l[0])) && l[1] == ' ' {
+			l = strings.TrimSpace(l[1:])
+		}
+		if l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return "- " + strings.Join(parts, "; ")
+}
+
+// linksToTopic reports a line that links to a markdown file beside
+// MEMORY.md, as Claude Code's index lines do: "- [Debugging](debugging.md) …".
+func linksToTopic(root, line string) bool {
+	i := strings.Index(line, "](")
+	if i < 0 {
+		return false
+	}
+	target, _, ok := strings.Cut(line[i+2:], ")")
+	return ok && strings.HasSuffix(target, ".md") && !strings.Contains(target, "..") && exists(filepath.Join(root, filepath.FromSlash(target)))
+}
+
+// daily makes a daily log entries of its month: one per "#" or "##"
+// section (a "#" title first in the file names the day, and is no entry),
+// and one for text before the first section, each dated day.
+func (p *planner) daily(from, day string) {
+	src := p.read(from, &p.logs)
+	if src == nil {
+		return
+	}
+	d := markdown.Parse(src)
+	to := "episodes/" + day[:7] + ".md"
+	var heads []markdown.Heading
+	for _, h := range d.Headings {
+		if h.Level <= 2 {
+			heads = append(heads, h)
+		}
+	}
+	title := "Notes of " + day
+	start := 0
+	if len(heads) > 0 && heads[0].Level == 1 && strings.TrimSpace(string(src[:heads[0].Start])) == "" {
+		if t := strings.TrimSpace(heads[0].Text); t != "" && t != day {
+			title = t
+		}
+		start = heads[0].End
+		heads = heads[1:]
+	}
+	add := func(title string, line int, body []byte) {
+		body = bytes.TrimSpace(body)
+		if len(body) == 0 && title == "" {
+			return
+		}
+		title = strings.TrimSpace(cmp.Or(strings.Join(strings.Fields(title), " "), "Notes of "+day))
+		var b strings.Builder
+		b.WriteString("## " + title + "\n- Date: " + day + "\n")
+		if len(body) > 0 {
+			if !bytes.HasPrefix(body, []byte("- ")) && !bytes.HasPrefix(body, []byte("* ")) {
+				b.WriteString("\n")
+			}
+			b.Write(body)
+			b.WriteString("\n")
+		}
+		p.logs = append(p.logs, importItem{From: from, Line: line, To: to, Text: "## " + title, entry: b.String()})
+	}
+	end := len(src)
+	if len(heads) > 0 {
+		end = heads[0].Start
+	}
+	if pre := bytes.TrimSpace(src[start:end]); len(pre) > 0 {
+		at := start + bytes.Index(src[start:end], pre)
+		add(title, bytes.Count(src[:at], []byte("\n"))+1, pre)
+	} else if len(heads) == 0 {
+		p.logs = append(p.logs, importItem{From: from, Reason: "empty"})
+	}
+	for i, h := range heads {
+		end := len(src)
+		if i+1 < len(heads) {
+			end = heads[i+1].Start
+		}
+		add(h.Text, h.Line, src[h.End:end])
+	}
+}

@@ -24,7 +24,7 @@ FOUND_MODULES := $(sort $(patsubst ./%/go.mod,%,$(shell find . -mindepth 2 -name
 
 .PHONY: ci test test-race vet fmt fmt-check coverage fuzz bench bench-smoke bench-peers tools modules-check
 
-ci: fmt-check modules-check tools vet test-race coverage fuzz bench-smoke
+ci: fmt-check modules-check tools vet test test-race coverage fuzz bench-smoke
 
 modules-check:
 	@if [ "$(FOUND_MODULES)" != "$(sort $(MODULES))" ]; then echo "MODULES in the Makefile: $(sort $(MODULES))"; echo "go.mod files found:     $(FOUND_MODULES)"; exit 1; fi

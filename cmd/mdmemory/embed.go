@@ -67,12 +67,26 @@ func (f *embedFlags) embedder(getenv func(string) string, stderr io.Writer) (mem
 	case model == "":
 		return nil, usageErr{"--embed-url needs --embed-model (or $" + embedModelEnv + "): the model to ask for, such as nomic-embed-text"}
 	}
-	key := cmp.Or(getenv(embedKeyEnv), getenv(openAIKeyEnv))
+	key := embedKey(url, getenv)
 	c, err := openaiembed.New(url, model, &openaiembed.Options{APIKey: key})
 	if err != nil {
 		return nil, usageErr{"--embed-url: " + strings.TrimPrefix(err.Error(), "openaiembed: ")}
 	}
 	return &reporting{c: c, key: key, stderr: stderr}, nil
+}
+
+// embedKey is the key sent to the embeddings endpoint at url:
+// $MDMEMORY_EMBED_KEY, else $OPENAI_API_KEY for an https URL only. The
+// latter is often set for other tools: it never goes in clear to a local
+// server that needs no key, or to another host on the network.
+func embedKey(url string, getenv func(string) string) string {
+	if key := getenv(embedKeyEnv); key != "" {
+		return key
+	}
+	if strings.HasPrefix(strings.ToLower(url), "https://") {
+		return getenv(openAIKeyEnv)
+	}
+	return ""
 }
 
 // reporting is an Embedder that says on stderr, in one line, when the

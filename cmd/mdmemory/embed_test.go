@@ -99,7 +99,8 @@ func hangzhouSample(t *testing.T) string {
 // TestSearchByMeaning: with an embeddings endpoint, by flag or by the
 // environment, search and context find what the words of the query do not
 // match ("杭州" for a memory that says "Hangzhou"); the key goes to the
-// endpoint from $MDMEMORY_EMBED_KEY, else $OPENAI_API_KEY.
+// endpoint from $MDMEMORY_EMBED_KEY ($OPENAI_API_KEY goes to https
+// endpoints alone: TestEmbedKey).
 func TestSearchByMeaning(t *testing.T) {
 	dir := hangzhouSample(t)
 	f := newFakeEmbedder(t)
@@ -117,7 +118,7 @@ func TestSearchByMeaning(t *testing.T) {
 	out = mdm(t, env, "context", "--budget", "2000", "杭州").ok(t)
 	require.Contains(t, out, "Tea tasting in Hangzhou")
 	f.mu.Lock()
-	require.Contains(t, f.auth, "Bearer sk-openai")
+	require.NotContains(t, f.auth, "Bearer sk-openai", "$OPENAI_API_KEY is not sent over http")
 	require.Equal(t, "Bearer sk-mdmemory", f.auth[len(f.auth)-1], "$MDMEMORY_EMBED_KEY first")
 	f.mu.Unlock()
 
@@ -222,4 +223,18 @@ func TestMCPSearchByMeaning(t *testing.T) {
 	f.mu.Lock()
 	require.Positive(t, f.calls)
 	f.mu.Unlock()
+}
+
+// TestEmbedKey: $MDMEMORY_EMBED_KEY goes to any endpoint; $OPENAI_API_KEY,
+// often set for other tools, to an https one alone.
+func TestEmbedKey(t *testing.T) {
+	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+	openai := env(map[string]string{openAIKeyEnv: "sk-openai"})
+	both := env(map[string]string{openAIKeyEnv: "sk-openai", embedKeyEnv: "sk-mdmemory"})
+	require.Equal(t, "sk-openai", embedKey("https://api.openai.com/v1", openai))
+	require.Equal(t, "sk-openai", embedKey("HTTPS://example.com/v1", openai))
+	require.Empty(t, embedKey("http://localhost:11434/v1", openai))
+	require.Empty(t, embedKey("http://gpu-box.lan:8000/v1", openai))
+	require.Equal(t, "sk-mdmemory", embedKey("http://gpu-box.lan:8000/v1", both))
+	require.Equal(t, "sk-mdmemory", embedKey("https://api.openai.com/v1", both))
 }

@@ -144,6 +144,13 @@ func (e *env) runImport(ctx context.Context, items []importItem, apply bool) err
 		defer cleanup()
 		s, personaB = st, b
 	}
+	// What an earlier import wrote (a run cut short, or run twice) is
+	// not written again: the memory's months are read as they are.
+	done := &importedEntries{months: map[string][][]string{}}
+	if mem, closeMem, err := e.open(ctx, false); err == nil {
+		defer closeMem()
+		done.s = mem
+	}
 	for i := range items {
 		it := &items[i]
 		if it.Reason != "" {
@@ -151,6 +158,12 @@ func (e *env) runImport(ctx context.Context, items []importItem, apply bool) err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if dup, err := done.has(ctx, it.To, it.entry); err != nil {
+			return err
+		} else if dup {
+			it.Reason = "already in " + it.To + ": imported before"
+			continue
 		}
 		if it.persona {
 			_, err := personaB.Write(ctx, personaPath, []byte(it.entry), "")
@@ -717,4 +730,87 @@ func (p *planner) daily(from, day string) {
 		}
 		add(h.Text, h.Line, src[h.End:end])
 	}
+}
+
+// importedEntries tells which daily-log entries a memory's months already
+// hold, reading each month (its parts, then its file) once.
+type importedEntries struct {
+	s      *memory.Store         // the memory; nil when it does not exist yet
+	months map[string][][]string // a month file's path: its entries, as lines
+}
+
+// has reports whether the episode file to already holds entry: an entry
+// with its heading and each of its lines (the library adds a Date line).
+// Fact lines are the guard's to judge, which refuses a repeat.
+func (d *importedEntries) has(ctx context.Context, to, entry string) (bool, error) {
+	if d.s == nil || !strings.HasPrefix(to, "episodes/") {
+		return false, nil
+	}
+	entries, ok := d.months[to]
+	if !ok {
+		var err error
+		if entries, err = d.read(ctx, to); err != nil {
+			return false, err
+		}
+		d.months[to] = entries
+	}
+	want := nonBlankLines(entry)
+	if len(want) == 0 {
+		return false, nil
+	}
+	for _, e := range entries {
+		if len(e) == 0 || e[0] != want[0] {
+			continue
+		}
+		if !slices.ContainsFunc(want[1:], func(l string) bool { return !slices.Contains(e[1:], l) }) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// read returns the entries of the month file to and its parts, each as its
+// lines without the blank ones.
+func (d *importedEntries) read(ctx context.Context, to string) ([][]string, error) {
+	files, err := d.s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	paths := []string{to}
+	for _, f := range files {
+		if f.Path == to {
+			for i := f.Parts; i >= 1; i-- {
+				paths = append([]string{fmt.Sprintf("%s.%03d.md", strings.TrimSuffix(to, ".md"), i)}, paths...)
+			}
+		}
+	}
+	var entries [][]string
+	for _, p := range paths {
+		text, err := d.s.Read(ctx, p)
+		if errors.Is(err, memory.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			var me *memory.Error
+			if errors.As(err, &me) {
+				continue // a person's mistake in the file: Check's to report
+			}
+			return nil, err
+		}
+		for _, block := range strings.Split("\n"+text, "\n## ")[1:] {
+			entries = append(entries, nonBlankLines("## "+block))
+		}
+	}
+	return entries, nil
+}
+
+// nonBlankLines returns text's lines, each trimmed, without the blank ones.
+func nonBlankLines(text string) []string {
+	var lines []string
+	for l := range strings.Lines(text) {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines
 }

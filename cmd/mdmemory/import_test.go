@@ -112,6 +112,11 @@ func TestImportOpenClaw(t *testing.T) {
 	require.Contains(t, left["SOUL.md"], "persona.md exists, and import overwrites nothing")
 	require.Contains(t, left["USER.md:3"], "is already in facts/user.md")
 	require.Equal(t, soul, read(t, dir, "persona.md"))
+	// Nor written twice: a second run (or one after a run cut short)
+	// leaves out the daily-log entries already imported.
+	require.Contains(t, left["memory/2026-02-26.md:5"], "already in episodes/2026-02.md: imported before")
+	require.Empty(t, again.Imported)
+	require.Equal(t, feb, read(t, dir, "episodes/2026-02.md"))
 }
 
 // TestImportClaudeCode: MEMORY.md's index lines are left out, its topic

@@ -20,14 +20,17 @@ import (
 )
 
 // Token limits: a token is at most maxToken bytes, and the dictionary holds
-// at most maxWords of them (every number its three-byte form can write).
+// at most maxWords of them: 65,536, some 2 MB however much text went
+// through it (tokens stay until the dictionary is dropped with its index),
+// where a memory's own words are a few thousand; later tokens are written
+// as literals.
 const (
 	maxToken = 24
 	oneByte  = 0xC0     // codes 0x00-0xBF: tokens 0-191
 	twoByte  = 48 << 8  // codes 0xC0-0xEF and a byte: the next 12,288
 	three    = 15 << 16 // codes 0xF0-0xFE and two bytes: the next 983,040
-	maxWords = oneByte + twoByte + three
-	literal  = 0xFF // then a uvarint length and that many bytes
+	maxWords = 1 << 16  // of the oneByte + twoByte + three codes it could write
+	literal  = 0xFF     // then a uvarint length and that many bytes
 )
 
 // Dict is a dictionary of tokens. The zero value is an empty dictionary

@@ -81,3 +81,22 @@ func AwaitUnused(h http.Handler, user string) {
 		runtime.Gosched()
 	}
 }
+
+// AwaitRequestsDone returns once no session of h, made by Handler or
+// UsersHandler, is serving a request: a client may have its answer (sent
+// on the request's event stream) before the handler returns.
+func AwaitRequestsDone(h http.Handler) {
+	hh := h.(*handler)
+	for {
+		hh.mu.Lock()
+		busy := false
+		for _, s := range hh.sessions {
+			busy = busy || s.active > 0
+		}
+		hh.mu.Unlock()
+		if !busy {
+			return
+		}
+		runtime.Gosched()
+	}
+}

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -150,8 +151,10 @@ type handler struct {
 
 	mu       sync.Mutex
 	tenants  map[string]*tenant  // the users with a store open or opening
+	mark     string              // the value of reservedHeader on a request that holds a place
 	sessions map[string]*session // the live sessions, by id
-	pending  int                 // new sessions being made: counted against MaxSessions
+	pending  map[string]bool     // the places taken for new sessions being made, by reservedHeader's value: counted against MaxSessions until made
+	places   uint64              // numbers the places taken
 	tick     uint64              // orders the sessions' uses
 }
 
@@ -178,10 +181,12 @@ type session struct {
 
 func newHandler(opts *Options) *handler {
 	h := &handler{
+		mark:           rand.Text(),
 		allowedHosts:   make(map[string]bool),
 		allowedOrigins: make(map[string]bool),
 		tenants:        make(map[string]*tenant),
 		sessions:       make(map[string]*session),
+		pending:        make(map[string]bool),
 		bodyTimeout:    bodyTimeout,
 		storeLinger:    storeLinger,
 	}
@@ -235,6 +240,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusUnauthorized, "Unauthorized: a bearer token is required (Authorization: Bearer TOKEN)")
 		return
 	}
+	// Only the handler marks a request as holding a place (see route).
+	r.Header.Del(reservedHeader)
 	body, ok := readBody(w, r, h.bodyTimeout)
 	if !ok {
 		return
@@ -305,41 +312,48 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, user string, bod
 		return
 	}
 	// An initialize takes a place under MaxSessions before it is served.
-	if !h.reserve(user) {
+	place, ok := h.reserve(user)
+	if !ok {
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "Service Unavailable: too many sessions serving requests", http.StatusServiceUnavailable)
 		return
 	}
 	defer func() {
 		h.mu.Lock()
-		h.pending--
+		delete(h.pending, place) // when no session was made of it
 		h.mu.Unlock()
 	}()
+	// The mark tells track that this initialize has its place, which the
+	// session it makes takes over: the SDK initializes sessions of its own
+	// too, for probes that end with their request, which take none.
+	r.Header.Set(reservedHeader, place)
 	t.sdk.ServeHTTP(w, r)
 }
 
 // reserve takes a place for a new session of user, closing the session
 // idle the longest when there is none free. It reports false when every
 // session is serving a request.
-func (h *handler) reserve(user string) bool {
+func (h *handler) reserve(user string) (place string, ok bool) {
 	h.mu.Lock()
-	if len(h.sessions)+h.pending < h.opts.MaxSessions {
-		h.pending++
+	h.places++
+	place = fmt.Sprintf("%s-%d", h.mark, h.places)
+	if len(h.sessions)+len(h.pending) < h.opts.MaxSessions {
+		h.pending[place] = true
 		h.mu.Unlock()
-		return true
+		return place, true
 	}
 	victim := h.victim(user)
 	if victim == nil {
 		h.mu.Unlock()
-		return false
+		return "", false
 	}
 	// Out of the table now, so that the place is free at once; the
 	// session's watcher releases its tenant when it has closed.
 	delete(h.sessions, victim.id)
-	h.pending++
+	h.pending[place] = true
 	h.mu.Unlock()
 	victim.ss.Close()
-	return true
+	return place, true
 }
 
 // acquire returns the tenant of user, with its store open, holding a
@@ -464,22 +478,21 @@ func (h *handler) track(t *tenant) mcp.Middleware {
 			if !ok || ss.ID() == "" {
 				return res, err
 			}
+			extra := req.GetExtra()
+			if extra == nil {
+				return res, err
+			}
+			place := extra.Header.Get(reservedHeader)
 			s := &session{id: ss.ID(), t: t, ss: ss}
 			h.mu.Lock()
-			if len(h.sessions) >= h.opts.MaxSessions {
-				// A session made without the place ServeHTTP reserves (an
-				// initialize it did not take for one): the bound holds all
-				// the same, at the cost of the longest idle, or of this
-				// session when every other is serving a request.
-				v := h.victim(t.name)
-				if v == nil {
-					h.mu.Unlock()
-					go ss.Close()
-					return res, err
-				}
-				delete(h.sessions, v.id)
-				go v.ss.Close()
+			if !h.pending[place] {
+				// Not the initialize of a request ServeHTTP took a place
+				// for: the SDK's own, for a session that ends with its
+				// request (such as a server/discover probe's).
+				h.mu.Unlock()
+				return res, err
 			}
+			delete(h.pending, place) // the session has the place now
 			h.tick++
 			s.last = h.tick
 			h.sessions[s.id] = s
@@ -605,29 +618,48 @@ func readBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) ([]
 	return body, true
 }
 
+// reservedHeader marks, with the handler's own random value, a request
+// that holds a place under MaxSessions; a client's is removed.
+const reservedHeader = "X-Mdmemory-Place"
+
 // isInitialize says whether body is, or is a batch that holds, an
-// initialize request. Anything else, malformed JSON included, is the SDK's
-// to answer.
+// initialize request. It errs towards yes: every key that a decoder could
+// take for "method", whatever its case, and every one of them where a key
+// is given twice. Anything else, malformed JSON included, is the SDK's to
+// answer.
 func isInitialize(body []byte) bool {
-	var batch []json.RawMessage
-	if json.Unmarshal(body, &batch) != nil {
-		batch = []json.RawMessage{body}
-	}
-	for _, m := range batch {
-		// Every key that a decoder could take for "method", whatever its
-		// case: this errs towards reserving a place.
-		var fields map[string]json.RawMessage
-		if json.Unmarshal(m, &fields) != nil {
-			continue
+	dec := json.NewDecoder(bytes.NewReader(body))
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
 		}
-		for k, v := range fields {
+		switch tok := tok.(type) {
+		case json.Delim:
+			if tok == '{' || tok == '[' {
+				depth++
+			} else {
+				depth--
+			}
+			continue
+		case string:
+			// A key of a message: the message is at depth 1, or 2 in a
+			// batch. (Values at those depths are decoded below, so a
+			// string token here is a key.)
+			if depth > 2 {
+				continue
+			}
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return false
+			}
 			var method string
-			if strings.EqualFold(k, "method") && json.Unmarshal(v, &method) == nil && method == "initialize" {
+			if strings.EqualFold(tok, "method") && json.Unmarshal(v, &method) == nil && method == "initialize" {
 				return true
 			}
 		}
 	}
-	return false
 }
 
 // hostname returns the host of "host:port", "[v6]:port", "host" or

@@ -21,9 +21,9 @@ import (
 
 // Token limits: a token is at most maxToken bytes, and the dictionary holds
 // at most maxWords of them: 65,536, about 6 MB of heap filled with short
-// words (measured), however much text went through it (tokens stay until the dictionary is dropped with its index),
-// where a memory's own words are a few thousand; later tokens are written
-// as literals.
+// words (measured), however much text went through it (tokens stay until
+// the dictionary is dropped with its index), where a memory's own words
+// are a few thousand; later tokens are written as literals.
 const (
 	maxToken = 24
 	oneByte  = 0xC0     // codes 0x00-0xBF: tokens 0-191

@@ -13,17 +13,18 @@ import (
 //
 // Names are relative, slash-separated paths such as "facts/user.md" or
 // "episodes/2026-11.md"; folders are the parts before a slash, and exist as
-// long as a file is in them (a Backend creates them as needed). A Store
-// asks only for names of its grammar, and, when Options.Embedder is set,
-// for its cache of vectors, .cache/vectors-<model>.bin: a dot-name, which
-// List leaves out like every other.
+// long as a file is in them (a Backend creates them as needed). A Backend
+// knows nothing of what the names mean: the Store asks only for names of
+// its grammar, and for its own files under dot-names (the cache of
+// vectors, .cache/…), which List leaves out like every other dot-name.
 //
 // Every change the Store makes is one loop: read the file with its version,
-// check, edit, write only if the file is still at that version, and on
-// [ErrChanged] read again. Lock serialises the changes that must not
-// interleave; Write and Remove compare versions, so that a change made
-// since the read (by another Store, a person's editor, `aws s3 cp`) is
-// never overwritten.
+// check, edit, and write only if the file is still at that version, reading
+// again on [ErrChanged]. The writes are made through the lock: Lock returns
+// a [Held] lock, and only a Held writes or removes, so that no change is
+// made without one. Writes compare versions, so that a change made since the
+// read (by another Store, a person's editor, `aws s3 cp`) is never
+// overwritten.
 //
 // A Backend must be safe for concurrent use. Its methods return an error
 // wrapping [fs.ErrNotExist] for a file that does not exist, [ErrChanged] for
@@ -33,19 +34,6 @@ type Backend interface {
 	// when limit is negative, with its whole size and, when Data is the
 	// whole file, its version.
 	Read(ctx context.Context, name string, limit int64) (Content, error)
-
-	// Write stores data as the file at name, atomically (a reader sees the
-	// old content or the new, never a mix, and a crash leaves one or the
-	// other), and only if the file is at version match; match "" means
-	// the file must not exist. It returns the new version, or an error
-	// wrapping ErrChanged when the file is not at match, having changed
-	// nothing.
-	Write(ctx context.Context, name string, data []byte, match string) (version string, err error)
-
-	// Remove deletes the file at name, only if it is at version match,
-	// and returns an error wrapping ErrChanged otherwise. A file that does
-	// not exist is not at any version: Remove returns ErrChanged.
-	Remove(ctx context.Context, name, match string) error
 
 	// List returns the files in the folder dir ("facts", "episodes") and
 	// in the folders under it, or every file when dir is "", sorted by
@@ -59,13 +47,38 @@ type Backend interface {
 	// alone, or a folder ending in "/", for a change that spans its files
 	// (the facts budget spans "facts/", compaction "episodes/"). Lock
 	// waits until no other holder of name remains, in any Store on the
-	// backend and in any process, and returns the function that releases
-	// it; it returns ctx's error when ctx ends first. A backend may lock
-	// more than name (the directory has one lock for everything), and may
-	// return at once for a file, since Write compares versions anyway:
-	// for a file, Lock spares the Store lost races, for a folder it is
-	// what keeps a change that spans files whole.
-	Lock(ctx context.Context, name string) (unlock func(), err error)
+	// backend and in any process, and returns the lock, held; it returns
+	// ctx's error when ctx ends first. A backend may lock more than name
+	// (the directory has one lock for everything), and may return at once
+	// for a file, since writes compare versions anyway: for a file, Lock
+	// spares the Store lost races, for a folder it is what keeps a change
+	// that spans files whole.
+	Lock(ctx context.Context, name string) (Held, error)
+}
+
+// Held is a lock a [Backend] gave, and the only way to change its files,
+// as a bbolt Tx is the only way to change a bolt database: a Store writes
+// and removes files while it holds the lock their change needs, then
+// unlocks. The lock serialises holders of the same name; the versions are
+// compared whatever the name held, so a write to a file outside the name
+// is still never made over a change it did not see.
+type Held interface {
+	// Write stores data as the file at name, atomically (a reader sees the
+	// old content or the new, never a mix, and a crash leaves one or the
+	// other), and only if the file is at version match; match "" means
+	// the file must not exist. It returns the new version, or an error
+	// wrapping ErrChanged when the file is not at match, having changed
+	// nothing.
+	Write(ctx context.Context, name string, data []byte, match string) (version string, err error)
+
+	// Remove deletes the file at name, only if it is at version match,
+	// and returns an error wrapping ErrChanged otherwise. A file that does
+	// not exist is not at any version: Remove returns ErrChanged.
+	Remove(ctx context.Context, name, match string) error
+
+	// Unlock releases the lock. Write and Remove must not be called after
+	// it; calls after the first do nothing.
+	Unlock()
 }
 
 // Content is a file as [Backend.Read] returns it.
@@ -94,7 +107,7 @@ type Entry struct {
 	Tag string
 }
 
-// ErrChanged is returned, wrapped, by a [Backend]'s Write and Remove when the
+// ErrChanged is returned, wrapped, by the Write and Remove of a [Held] lock when the
 // file is not at the version given: another writer changed it since it was
 // read. The Store reads it again and redoes its change; only a change the
 // conversation has not seen reaches the model, as [ErrConflict].

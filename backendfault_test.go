@@ -41,7 +41,12 @@ func (f *faulty) List(ctx context.Context, dir string) ([]memory.Entry, error) {
 	return f.Backend.List(ctx, dir)
 }
 
-func (f *faulty) Write(ctx context.Context, name string, data []byte, match string) (string, error) {
+func (f *faulty) Lock(ctx context.Context, name string) (memory.Held, error) {
+	h, err := f.Backend.Lock(ctx, name)
+	return hook(h, err, f.write1)
+}
+
+func (f *faulty) write1(ctx context.Context, h memory.Held, name string, data []byte, match string) (string, error) {
 	f.mu.Lock()
 	f.writes++
 	fail, n := f.write, f.writes
@@ -51,7 +56,7 @@ func (f *faulty) Write(ctx context.Context, name string, data []byte, match stri
 			return "", err
 		}
 	}
-	return f.Backend.Write(ctx, name, data, match)
+	return h.Write(ctx, name, data, match)
 }
 
 // TestChangeLosesManyRaces: a change whose write loses the race again

@@ -411,7 +411,7 @@ func TestCheckErrors(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(func() { d.Close() })
 			ctx := context.Background()
-			_, err = d.Write(ctx, "episodes/2026-02.md", []byte(cleanMonth), "")
+			_, err = put(ctx, d, "episodes/2026-02.md", []byte(cleanMonth), "")
 			require.NoError(t, err)
 			f := &checkFaults{Backend: d, list: tc.list, read: tc.read}
 			s, err := memory.OpenBackend(f, nil)

@@ -715,7 +715,7 @@ func (c *Session) claudeInsert(ctx context.Context, p string, line int, text str
 		}
 		defer end()
 		var old []byte
-		data, err := c.s.update(ctx, op, t, c.claudeGuard(op, cp, &old), func(_ context.Context, cur []byte) ([]byte, error) {
+		data, err := c.s.update(ctx, op, t, c.claudeGuard(op, cp, &old), func(_ context.Context, _ Held, cur []byte) ([]byte, error) {
 			switch {
 			case cur == nil:
 				return nil, modelErr(op, t.path, ErrNotFound, t.path+" does not exist", "")

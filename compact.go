@@ -154,11 +154,11 @@ func (s *Store) compactMonth(ctx context.Context, llm LLM, o CompactOptions, mon
 				res.Months = append(res.Months, month)
 				return "", nil
 			}
-			err := s.change(ctx, op, monthPath(month), func(ctx context.Context) error {
+			err := s.episodesLocked(ctx, op, monthPath(month), func(ctx context.Context, h Held) error {
 				if err := s.unchanged(ctx, op, snap); err != nil {
 					return err
 				}
-				return s.remove(ctx, op, stale)
+				return s.remove(ctx, h, op, stale)
 			})
 			if why, err := conflict(err); why != "" || err != nil {
 				return why, err
@@ -218,7 +218,7 @@ func (s *Store) compactMonth(ctx context.Context, llm LLM, o CompactOptions, mon
 	if why, err := conflict(s.writeArchive(ctx, snap)); why != "" || err != nil {
 		return why, err
 	}
-	err = s.change(ctx, op, monthPath(month), func(ctx context.Context) error {
+	err = s.episodesLocked(ctx, op, monthPath(month), func(ctx context.Context, h Held) error {
 		if err := s.unchanged(ctx, op, snap); err != nil {
 			return err
 		}
@@ -227,19 +227,20 @@ func (s *Store) compactMonth(ctx context.Context, llm LLM, o CompactOptions, mon
 		}
 		// Only if the month is still as read: an append that took no lock
 		// (on S3) makes it a conflict.
-		if _, err := s.b.Write(ctx, monthPath(month), data, snap.version(monthPath(month))); err != nil {
+		mt := target{path: monthPath(month), fact: -1, month: month}
+		if _, err := s.commit(ctx, h, &change{op: op, t: mt, old: snap.content(mt.path), ver: snap.version(mt.path), data: data}); err != nil {
 			if errors.Is(err, ErrChanged) {
-				return modelErr(op, monthPath(month), ErrConflict, monthPath(month)+" changed while it was compacted", "")
+				return modelErr(op, mt.path, ErrConflict, mt.path+" changed while it was compacted", "")
 			}
-			return hostErr(op, monthPath(month), err)
+			return err
 		}
-		return s.remove(ctx, op, snap.parts())
+		return s.remove(ctx, h, op, snap.parts())
 	})
 	if why, err := conflict(err); why != "" || err != nil {
 		if why != "" {
 			// Take back the archive written for nothing, so that it does
 			// not stand in the way of the next run.
-			err = s.change(ctx, op, monthPath(month), func(ctx context.Context) error { return s.unarchive(ctx, op, snap) })
+			err = s.episodesLocked(ctx, op, monthPath(month), func(ctx context.Context, h Held) error { return s.unarchive(ctx, h, op, snap) })
 		}
 		return why, err
 	}
@@ -268,10 +269,11 @@ func conflict(err error) (why string, _ error) {
 	return "", err
 }
 
-// change runs f under the backend's lock on episodes/, which compactions
-// take, as an operation of the store that Close waits for. Appends do not
-// take it on every backend: f writes only what is still as read.
-func (s *Store) change(ctx context.Context, op, p string, f func(ctx context.Context) error) error {
+// episodesLocked runs f under the backend's lock on episodes/, which
+// compactions take, as an operation of the store that Close waits for.
+// Appends do not take it on every backend: f writes only what is still as
+// read.
+func (s *Store) episodesLocked(ctx context.Context, op, p string, f func(ctx context.Context, h Held) error) error {
 	end, err := s.begin(ctx, op, p)
 	if err != nil {
 		return err
@@ -311,6 +313,15 @@ func (snap monthSnapshot) version(p string) string {
 		return snap.versions[i]
 	}
 	return ""
+}
+
+// content is what the snapshot read of the file at p; nil when it holds
+// none.
+func (snap monthSnapshot) content(p string) []byte {
+	if i := slices.Index(snap.paths, p); i >= 0 {
+		return snap.contents[i]
+	}
+	return nil
 }
 
 // snapshot lists a month's files and reads them, and what the archive
@@ -434,12 +445,13 @@ func (s *Store) writeArchive(ctx context.Context, snap monthSnapshot) error {
 		}
 		// Under the lock of episodes/, one file at a time: other changes
 		// wait for one copy at most.
-		err := s.locked(ctx, op, a, episodesDir+"/", func(ctx context.Context) error {
-			if _, err := s.b.Write(ctx, a, snap.contents[i], ""); err != nil {
+		err := s.locked(ctx, op, a, episodesDir+"/", func(ctx context.Context, h Held) error {
+			at := target{path: a, fact: -1, month: snap.month, archived: true}
+			if _, err := s.commit(ctx, h, &change{op: op, t: at, data: snap.contents[i]}); err != nil {
 				if errors.Is(err, ErrChanged) {
 					return modelErr(op, a, ErrConflict, a+" was written by another compaction", "")
 				}
-				return hostErr(op, a, err)
+				return err
 			}
 			return nil
 		})
@@ -489,12 +501,12 @@ func (s *Store) archived(ctx context.Context, op string, snap monthSnapshot) err
 // unarchive removes the archive files that hold what the snapshot read,
 // after the month changed before it could be replaced: the month's files
 // still hold all of it. The caller holds the lock.
-func (s *Store) unarchive(ctx context.Context, op string, snap monthSnapshot) error {
+func (s *Store) unarchive(ctx context.Context, h Held, op string, snap monthSnapshot) error {
 	same, err := s.archivedAsRead(ctx, op, snap)
 	if err != nil {
 		return err
 	}
-	return s.remove(ctx, op, same)
+	return s.remove(ctx, h, op, same)
 }
 
 // archivedAsRead returns the archive files that hold, byte for byte, what
@@ -517,10 +529,10 @@ func (s *Store) archivedAsRead(ctx context.Context, op string, snap monthSnapsho
 // remove removes files, each only if it is still at the version read: a
 // compacted month's parts, or archive files. One that went or changed
 // meanwhile is left as it is. The caller holds the lock.
-func (s *Store) remove(ctx context.Context, op string, files []fileVersion) error {
+func (s *Store) remove(ctx context.Context, h Held, op string, files []fileVersion) error {
 	for _, f := range files {
-		if err := s.b.Remove(ctx, f.path, f.version); err != nil && !errors.Is(err, ErrChanged) {
-			return hostErr(op, f.path, err)
+		if _, err := s.commit(ctx, h, &change{op: op, t: target{path: f.path, fact: -1}, ver: f.version}); err != nil && !errors.Is(err, ErrChanged) {
+			return err
 		}
 	}
 	return nil

@@ -91,30 +91,13 @@ type Dir struct {
 	mu   sync.Mutex // guards lock, replaced when someone deletes .lock
 	lock *os.File
 
-	turn     chan struct{}            // this process's queue for the lock, first come first served
-	holder   atomic.Pointer[lockHold] // the hold of the Lock held in this process, if its caller gave one
-	unlocked bool                     // benchmarks only: skip the file locks
-	mode     fs.FileMode              // of new files; folders get folderMode(mode)
+	turn     chan struct{} // this process's queue for the lock, first come first served
+	unlocked bool          // benchmarks only: skip the file locks
+	mode     fs.FileMode   // of new files; folders get folderMode(mode)
 
 	closed     atomic.Bool
 	waiting    int  // guarded by mu: Lock's goroutines waiting in the system's queue, which use the files
 	closeLater bool // guarded by mu: Close came while some waited; the last one closes the files
-}
-
-// lockHold identifies one hold of a backend's lock: a Store puts it in the
-// context of Lock and of the changes it makes while holding the lock, so
-// that a Dir's Write and Remove know their caller holds it already.
-type lockHold struct{ _ byte }
-
-type holdKey struct{}
-
-func withHold(ctx context.Context, h *lockHold) context.Context {
-	return context.WithValue(ctx, holdKey{}, h)
-}
-
-func holdOf(ctx context.Context) *lockHold {
-	h, _ := ctx.Value(holdKey{}).(*lockHold)
-	return h
 }
 
 var _ Backend = (*Dir)(nil)
@@ -211,14 +194,14 @@ func (d *Dir) init(timeout time.Duration) (err error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	unlock, err := d.Lock(ctx, "")
+	h, err := d.Lock(ctx, "")
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%w (waited %v)", ErrLocked, timeout)
 	}
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer h.Unlock()
 	return d.removeTemps()
 }
 
@@ -266,10 +249,10 @@ func (d *Dir) closeFiles() error {
 	return errors.Join(errs...)
 }
 
-// Lock takes the directory's lock (one for every name) and returns the
-// function that releases it. It waits as long as ctx allows, first for
-// earlier callers in this process, then for other processes.
-func (d *Dir) Lock(ctx context.Context, _ string) (unlock func(), err error) {
+// Lock takes the directory's lock (one for every name) and returns it,
+// held. It waits as long as ctx allows, first for earlier callers in this
+// process, then for other processes.
+func (d *Dir) Lock(ctx context.Context, _ string) (Held, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -278,15 +261,9 @@ func (d *Dir) Lock(ctx context.Context, _ string) (unlock func(), err error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	hold := holdOf(ctx)
-	release := func() {
-		d.holder.Store(nil)
-		d.unflock()
-		<-d.turn
-	}
+	held := &dirHeld{d: d}
 	if d.unlocked {
-		d.holder.Store(hold)
-		return sync.OnceFunc(release), nil
+		return held, nil
 	}
 	ok, err := d.tryFlock()
 	if err != nil {
@@ -320,8 +297,81 @@ func (d *Dir) Lock(ctx context.Context, _ string) (unlock func(), err error) {
 			return nil, err
 		}
 	}
-	d.holder.Store(hold)
-	return sync.OnceFunc(release), nil
+	return held, nil
+}
+
+// dirHeld is the directory's lock, held: the one way to change its files.
+type dirHeld struct {
+	d    *Dir
+	once sync.Once
+	gone atomic.Bool // unlocked
+}
+
+// Unlock releases the directory's lock.
+func (h *dirHeld) Unlock() {
+	h.once.Do(func() {
+		h.gone.Store(true)
+		h.d.unflock()
+		<-h.d.turn
+	})
+}
+
+// errUnlocked is returned by a change made through a lock already
+// released: a bug of the caller's.
+var errUnlocked = errors.New("the lock was released: a change must be made while it is held")
+
+// Write replaces the file at name with data if it is at version match.
+func (h *dirHeld) Write(ctx context.Context, name string, data []byte, match string) (string, error) {
+	if err := h.check(ctx, name, match); err != nil {
+		return "", err
+	}
+	if err := h.d.replace(name, data); err != nil {
+		return "", err
+	}
+	return Version(string(data)), nil
+}
+
+// Remove deletes the file at name if it is at version match.
+func (h *dirHeld) Remove(ctx context.Context, name, match string) error {
+	if match == "" {
+		return fmt.Errorf("remove %s: %w: no version given", name, ErrChanged)
+	}
+	if err := h.check(ctx, name, match); err != nil {
+		return err
+	}
+	sub, done, err := h.d.folderOf(name, false)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := sub.Remove(path.Base(name)); err != nil {
+		return err
+	}
+	return syncDir(sub, name)
+}
+
+// check starts a Write or Remove: the lock must still be held, ctx live,
+// and the file at version match.
+func (h *dirHeld) check(ctx context.Context, name, match string) error {
+	if h.gone.Load() {
+		return errUnlocked
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	v, err := h.d.version(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if match != "" {
+			return fmt.Errorf("%s: %w: it no longer exists", name, ErrChanged)
+		}
+		return nil
+	case err != nil:
+		return err
+	case v != match:
+		return fmt.Errorf("%s: %w", name, ErrChanged)
+	}
+	return nil
 }
 
 // tryFlock takes the folder's lock, where there is one, then the lock
@@ -725,68 +775,6 @@ func (d *Dir) pathErr(name string, err error) error {
 func (d *Dir) isLink(name string) bool {
 	fi, err := d.root.Lstat(name)
 	return err == nil && fi.Mode()&fs.ModeSymlink != 0
-}
-
-// Write replaces the file at name with data if it is at version match.
-func (d *Dir) Write(ctx context.Context, name string, data []byte, match string) (string, error) {
-	release, err := d.change(ctx, name, match)
-	if err != nil {
-		return "", err
-	}
-	defer release()
-	if err := d.replace(name, data); err != nil {
-		return "", err
-	}
-	return Version(string(data)), nil
-}
-
-// Remove deletes the file at name if it is at version match.
-func (d *Dir) Remove(ctx context.Context, name, match string) error {
-	if match == "" {
-		return fmt.Errorf("remove %s: %w: no version given", name, ErrChanged)
-	}
-	release, err := d.change(ctx, name, match)
-	if err != nil {
-		return err
-	}
-	defer release()
-	sub, done, err := d.folderOf(name, false)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if err := sub.Remove(path.Base(name)); err != nil {
-		return err
-	}
-	return syncDir(sub, name)
-}
-
-// change starts a Write or Remove: it takes the lock unless its caller
-// holds it, and checks that the file is at version match.
-func (d *Dir) change(ctx context.Context, name, match string) (release func(), err error) {
-	release = func() {}
-	if h := holdOf(ctx); h == nil || d.holder.Load() != h {
-		if release, err = d.Lock(ctx, name); err != nil {
-			return nil, err
-		}
-	}
-	v, err := d.version(name)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if match != "" {
-			err = fmt.Errorf("%s: %w: it no longer exists", name, ErrChanged)
-		} else {
-			err = nil
-		}
-	case err != nil:
-	case v != match:
-		err = fmt.Errorf("%s: %w", name, ErrChanged)
-	}
-	if err != nil {
-		release()
-		return nil, err
-	}
-	return release, nil
 }
 
 // version is [Version] of the file at name, hashed as it is read: a file

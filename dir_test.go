@@ -25,14 +25,14 @@ func TestDirContract(t *testing.T) {
 	require.NoError(t, err)
 	defer d.Close()
 
-	v1, err := d.Write(ctx, "facts/user.md", []byte("one\n"), "")
+	v1, err := put(ctx, d, "facts/user.md", []byte("one\n"), "")
 	require.NoError(t, err, "a file that does not exist is created with no version")
 	require.Equal(t, memory.Version("one\n"), v1)
-	_, err = d.Write(ctx, "facts/user.md", []byte("two\n"), "")
+	_, err = put(ctx, d, "facts/user.md", []byte("two\n"), "")
 	require.ErrorIs(t, err, memory.ErrChanged, "create-only refuses a file that exists")
-	_, err = d.Write(ctx, "facts/user.md", []byte("two\n"), "stale")
+	_, err = put(ctx, d, "facts/user.md", []byte("two\n"), "stale")
 	require.ErrorIs(t, err, memory.ErrChanged)
-	v2, err := d.Write(ctx, "facts/user.md", []byte("two\n"), v1)
+	v2, err := put(ctx, d, "facts/user.md", []byte("two\n"), v1)
 	require.NoError(t, err)
 
 	c, err := d.Read(ctx, "facts/user.md", -1)
@@ -48,7 +48,7 @@ func TestDirContract(t *testing.T) {
 	require.ErrorIs(t, err, fs.ErrNotExist)
 
 	// A folder made as needed, as S3 has none to make.
-	_, err = d.Write(ctx, "episodes/archive/2025-01.md", []byte("x\n"), "")
+	_, err = put(ctx, d, "episodes/archive/2025-01.md", []byte("x\n"), "")
 	require.NoError(t, err)
 	entries, err := d.List(ctx, "episodes")
 	require.NoError(t, err)
@@ -56,17 +56,17 @@ func TestDirContract(t *testing.T) {
 	require.Equal(t, "episodes/archive/2025-01.md", entries[0].Name)
 	require.Empty(t, entries[0].Tag, "a file changed in the last two seconds has no tag")
 
-	require.ErrorIs(t, d.Remove(ctx, "facts/user.md", ""), memory.ErrChanged, "a removal needs a version")
-	require.ErrorIs(t, d.Remove(ctx, "facts/user.md", v1), memory.ErrChanged)
-	require.ErrorIs(t, d.Remove(ctx, "facts/none.md", v1), memory.ErrChanged)
-	require.NoError(t, d.Remove(ctx, "facts/user.md", v2))
+	require.ErrorIs(t, del(ctx, d, "facts/user.md", ""), memory.ErrChanged, "a removal needs a version")
+	require.ErrorIs(t, del(ctx, d, "facts/user.md", v1), memory.ErrChanged)
+	require.ErrorIs(t, del(ctx, d, "facts/none.md", v1), memory.ErrChanged)
+	require.NoError(t, del(ctx, d, "facts/user.md", v2))
 	require.NoFileExists(t, filepath.Join(dir, "facts", "user.md"))
-	_, err = d.Write(ctx, "facts/user.md", []byte("three\n"), v2)
+	_, err = put(ctx, d, "facts/user.md", []byte("three\n"), v2)
 	require.ErrorIs(t, err, memory.ErrChanged, "a file removed since is not at any version")
 
 	// What a person's editor makes is compared too.
 	writeFile(t, dir, "facts/memory.md", "by hand\n")
-	_, err = d.Write(ctx, "facts/memory.md", []byte("mine\n"), memory.Version("before\n"))
+	_, err = put(ctx, d, "facts/memory.md", []byte("mine\n"), memory.Version("before\n"))
 	require.ErrorIs(t, err, memory.ErrChanged)
 	require.Equal(t, "by hand\n", readFile(t, dir, "facts/memory.md"))
 
@@ -171,7 +171,7 @@ func TestDirConcurrentWrites(t *testing.T) {
 	d, err := memory.OpenDir(t.TempDir())
 	require.NoError(t, err)
 	defer d.Close()
-	_, err = d.Write(ctx, "facts/n.md", []byte("0"), "")
+	_, err = put(ctx, d, "facts/n.md", []byte("0"), "")
 	require.NoError(t, err)
 	const workers, each = 8, 25
 	errs := make(chan error, workers)
@@ -186,7 +186,7 @@ func TestDirConcurrentWrites(t *testing.T) {
 					}
 					var n int
 					fmt.Sscan(string(c.Data), &n)
-					if _, err = d.Write(ctx, "facts/n.md", []byte(fmt.Sprint(n+1)), c.Version); err == nil {
+					if _, err = put(ctx, d, "facts/n.md", []byte(fmt.Sprint(n+1)), c.Version); err == nil {
 						break
 					} else if !errors.Is(err, memory.ErrChanged) {
 						errs <- err

@@ -79,12 +79,12 @@ func TestFolderSwapWrite(t *testing.T) {
 		var err error
 		switch {
 		case i%2 == 0:
-			_, err = d.Write(ctx, "world/user.md", []byte("PUBLIC\n"), v)
-		case d.Remove(ctx, "world/user.md", v) == nil:
-			_, err = d.Write(ctx, "world/user.md", []byte("PUBLIC\n"), "")
+			_, err = put(ctx, d, "world/user.md", []byte("PUBLIC\n"), v)
+		case del(ctx, d, "world/user.md", v) == nil:
+			_, err = put(ctx, d, "world/user.md", []byte("PUBLIC\n"), "")
 		default:
 			// Created again, should the write after a removal have failed.
-			_, err = d.Write(ctx, "world/user.md", []byte("PUBLIC\n"), "")
+			_, err = put(ctx, d, "world/user.md", []byte("PUBLIC\n"), "")
 		}
 		if err == nil {
 			written++

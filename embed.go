@@ -829,8 +829,12 @@ func (s *Store) saveCache(ctx context.Context, sem *semantic, data []byte) {
 		x.mu.Lock()
 		match := sem.version
 		x.mu.Unlock()
+		var v string
 		wctx, cancel := context.WithTimeout(ctx, s.opts.LockTimeout)
-		v, err := s.b.Write(wctx, sem.name, data, match)
+		err := s.locked(wctx, "search", sem.name, sem.name, func(ctx context.Context, h Held) (err error) {
+			v, err = s.commit(ctx, h, &change{op: "search", t: target{path: sem.name, fact: -1, cache: true}, ver: match, data: data})
+			return err
+		})
 		cancel()
 		x.mu.Lock()
 		switch {

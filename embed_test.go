@@ -677,7 +677,12 @@ func (f *cacheFault) Read(ctx context.Context, name string, limit int64) (memory
 	return f.Dir.Read(ctx, name, limit)
 }
 
-func (f *cacheFault) Write(ctx context.Context, name string, data []byte, match string) (string, error) {
+func (f *cacheFault) Lock(ctx context.Context, name string) (memory.Held, error) {
+	h, err := f.Dir.Lock(ctx, name)
+	return hook(h, err, f.write)
+}
+
+func (f *cacheFault) write(ctx context.Context, h memory.Held, name string, data []byte, match string) (string, error) {
 	if strings.HasPrefix(name, ".cache/") {
 		f.mu.Lock()
 		f.writes++
@@ -686,7 +691,7 @@ func (f *cacheFault) Write(ctx context.Context, name string, data []byte, match 
 			return "", f.writeErr
 		}
 	}
-	return f.Dir.Write(ctx, name, data, match)
+	return h.Write(ctx, name, data, match)
 }
 
 func TestSemanticCacheFaults(t *testing.T) {
@@ -712,7 +717,7 @@ func TestSemanticCacheFaults(t *testing.T) {
 			s, err := memory.OpenBackend(fb, &memory.Options{Embedder: e, Now: feb26})
 			require.NoError(t, err)
 			ctx := context.Background()
-			_, err = d.Write(ctx, "facts/user.md", []byte(semUser), "")
+			_, err = put(ctx, d, "facts/user.md", []byte(semUser), "")
 			require.NoError(t, err)
 			_, err = s.Search(ctx, "vehicle", nil)
 			if tc.searchErr != nil {

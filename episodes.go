@@ -84,7 +84,7 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 		return nil, "", err
 	}
 
-	data, err = s.update(ctx, op, t, check, func(ctx context.Context, old []byte) ([]byte, error) {
+	data, err = s.update(ctx, op, t, check, func(ctx context.Context, h Held, old []byte) ([]byte, error) {
 		full := len(old)+len(body) > partMax
 		if t.isEpisode() && len(old) > 0 && (full || sealed != "") {
 			// The month's file is full: it becomes a part, kept as it is,
@@ -95,7 +95,7 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 				return nil, hostErr(op, t.path, err)
 			}
 			var err error
-			if sealed, old, err = s.seal(ctx, op, t, old, full); err != nil {
+			if sealed, old, err = s.seal(ctx, h, op, t, old, full); err != nil {
 				return nil, err
 			}
 		}
@@ -115,7 +115,7 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 // case (the append goes round again), at the month's next seal after a
 // crash, which until then shows those entries twice. When the month is not
 // full and was sealed already, seal returns old as it is.
-func (s *Store) seal(ctx context.Context, op string, t target, old []byte, full bool) (part string, rest []byte, err error) {
+func (s *Store) seal(ctx context.Context, h Held, op string, t target, old []byte, full bool) (part string, rest []byte, err error) {
 	months, err := s.monthsIn(ctx, episodesDir)
 	if err != nil {
 		return "", nil, hostErr(op, t.path, err)
@@ -144,8 +144,8 @@ func (s *Store) seal(ctx context.Context, op string, t target, old []byte, full 
 			"; keep episodes condensed, or compact the month")
 	}
 	part = partPath(t.month, last+1)
-	if _, err := s.b.Write(ctx, part, old, ""); err != nil {
-		return "", nil, hostErr(op, part, err) // ErrChanged: another writer sealed it; update reads again
+	if _, err := s.commit(ctx, h, &change{op: op, t: target{path: part, fact: -1, month: t.month, part: last + 1}, data: old}); err != nil {
+		return "", nil, err // ErrChanged: another writer sealed it; update reads again
 	}
 	return part, nil, nil
 }

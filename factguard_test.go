@@ -344,7 +344,7 @@ func TestFactGuardOtherFileUnreadable(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
 	// The guard reads the other fact files that are there.
-	_, err = d.Write(ctx, "facts/memory.md", []byte("# Memory\n\n> Summary: tea\n\n- Tea: oolong is best brewed at 90 degrees\n"), "")
+	_, err = put(ctx, d, "facts/memory.md", []byte("# Memory\n\n> Summary: tea\n\n- Tea: oolong is best brewed at 90 degrees\n"), "")
 	require.NoError(t, err)
 
 	s, err := memory.OpenBackend(readFails{d, "facts/memory.md", errors.New("the server said 503")}, nil)

@@ -56,11 +56,9 @@ func (s *Store) budgetOf(t target) budget {
 
 // checkBudget refuses a change of a fact file or world topic from oldSize
 // to newSize bytes that would take its folder over its budget bu; list
-// lists the folder.
+// lists the folder. The change path calls it for a change that grows the
+// file only.
 func (s *Store) checkBudget(op string, t target, bu budget, list func() ([]Entry, error), oldSize, newSize int) error {
-	if newSize <= oldSize {
-		return nil
-	}
 	listed, err := list()
 	if err != nil {
 		return hostErr(op, t.path, err)

@@ -143,7 +143,7 @@ func TestFileModes(t *testing.T) {
 	w, err := memory.OpenDirMode(shared, 0o660)
 	require.NoError(t, err)
 	t.Cleanup(func() { w.Close() })
-	_, err = w.Write(ctx, "world/apollo.md", []byte("# Apollo\n"), "")
+	_, err = put(ctx, w, "world/apollo.md", []byte("# Apollo\n"), "")
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o755), perm(t, shared), "a folder that existed keeps its mode")
 	require.Equal(t, os.FileMode(0o770), perm(t, filepath.Join(shared, "world")))

@@ -75,7 +75,13 @@ func (m *memBackend) List(_ context.Context, dir string) ([]memory.Entry, error)
 	return out, nil
 }
 
-func (m *memBackend) Lock(context.Context, string) (func(), error) { return func() {}, nil }
+func (m *memBackend) Lock(context.Context, string) (memory.Held, error) { return memHeld{m}, nil }
+
+// memHeld is a memBackend's lock, which holds nothing: its Write and
+// Remove compare versions.
+type memHeld struct{ *memBackend }
+
+func (memHeld) Unlock() {}
 
 // fillSmallMemory gives a store the small memory of BenchmarkIdleStore:
 // both fact files with a few facts, and 20 episode entries over two

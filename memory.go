@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"path"
 	"slices"
 	"strconv"
@@ -757,10 +756,6 @@ func (s *Store) WriteIf(ctx context.Context, path, content, want string) error {
 	return err
 }
 
-// guard vets the current content of a file before a change, under the
-// backend's lock. It returns a model error to refuse the change.
-type guard func(op string, t target, old []byte) error
-
 func (s *Store) write(ctx context.Context, p, content string, check guard) ([]byte, error) {
 	const op = "write"
 	t, end, err := s.start(ctx, op, p)
@@ -789,7 +784,7 @@ func (s *Store) write(ctx context.Context, p, content string, check guard) ([]by
 		}
 		data = d.SetHead(s.title(t), summary)
 	}
-	return s.update(ctx, op, t, check, func(ctx context.Context, old []byte) ([]byte, error) {
+	return s.update(ctx, op, t, check, func(ctx context.Context, _ Held, old []byte) ([]byte, error) {
 		if old == nil && t.part > 0 {
 			return nil, modelErr(op, t.path, ErrInvalidPath, t.path+" does not exist, and only a full month's file becomes a part", "; write to "+monthPath(t.month)+" instead")
 		}
@@ -845,7 +840,7 @@ func (s *Store) patch(ctx context.Context, p string, patches []Patch, check guar
 			return nil, err
 		}
 	}
-	return s.update(ctx, op, t, check, func(ctx context.Context, old []byte) ([]byte, error) {
+	return s.update(ctx, op, t, check, func(ctx context.Context, _ Held, old []byte) ([]byte, error) {
 		if old == nil {
 			return nil, modelErr(op, t.path, ErrNotFound, t.path+" does not exist", "; create it with memory_write or memory_append")
 		}
@@ -930,145 +925,6 @@ const (
 	maxCount   = 10
 	maxPatches = 100
 )
-
-// update is the one read-modify-write of the store. In the Store's turn and
-// under the backend's lock for t, it reads t with its version (nil when it
-// does not exist), lets check vet it, lets edit make the new content, checks
-// the size limit and the facts budget, and writes the file only if it is
-// still at the version read. When another writer changed it in between (a
-// backend without a lock, such as S3, or a person's editor), it reads it
-// again and goes round once more. It returns the content written.
-func (s *Store) update(ctx context.Context, op string, t target, check guard, edit func(ctx context.Context, old []byte) ([]byte, error)) (data []byte, err error) {
-	err = s.locked(ctx, op, t.path, t.lockName(), func(ctx context.Context) error {
-		for lost := 0; ; lost++ {
-			old, ver, err := s.readFile(ctx, op, t)
-			if err != nil {
-				return err
-			}
-			if old != nil && ver == "" {
-				return hostErr(op, t.path, errors.New("the backend gave no version for the file, so a change cannot be made only if it is unchanged"))
-			}
-			if check != nil {
-				if err := check(op, t, old); err != nil {
-					return err
-				}
-			}
-			if data, err = edit(ctx, old); err == nil {
-				err = s.commit(ctx, op, t, old, ver, data)
-			}
-			if !errors.Is(err, ErrChanged) {
-				return err
-			}
-			if lost == maxLost {
-				return hostErr(op, t.path, fmt.Errorf("%w %d times in a row: another writer changes it all the time, or the backend's versions do not hold", ErrChanged, maxLost+1))
-			}
-			if err := backoff(ctx, lost); err != nil {
-				return hostErr(op, t.path, err)
-			}
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	return data, nil
-}
-
-// maxLost bounds the races a change may lose in a row before it gives up:
-// with a lock that holds, it loses only to a person's editor or to a writer
-// on a backend without locks, and a few rounds settle it.
-const maxLost = 50
-
-// lockName is what a change of t locks: the facts/ folder for a fact file
-// and world/ for a world topic, whose budgets span the folder; the file
-// itself otherwise.
-func (t target) lockName() string {
-	switch {
-	case t.isFact():
-		return factsDir + "/"
-	case t.topic != "":
-		return worldDir + "/"
-	}
-	return t.path
-}
-
-// backoff waits before the next round of a change that lost a race: not at
-// all after the first loss, then a random time up to 1 ms, 2 ms, … 64 ms,
-// so that writers who collided do not collide again.
-func backoff(ctx context.Context, lost int) error {
-	if lost == 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(rand.N(time.Millisecond << min(lost-1, 6)))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// locked runs f in the Store's turn and under the backend's lock on name
-// (a file, or a folder ending in "/"): the critical section of every
-// change. It waits for both as long as ctx allows, and for the lock at most
-// LockTimeout; p names the file in the error when it does not get them. f
-// runs with a context that says it holds the lock, for the backend.
-func (s *Store) locked(ctx context.Context, op, p, name string, f func(ctx context.Context) error) error {
-	select {
-	case s.turn <- struct{}{}:
-		defer func() { <-s.turn }()
-	case <-ctx.Done():
-		return hostErr(op, p, ctx.Err())
-	}
-	ctx = withHold(ctx, new(lockHold))
-	lctx, cancel := context.WithTimeout(ctx, s.opts.LockTimeout)
-	unlock, err := s.b.Lock(lctx, name)
-	cancel()
-	if err != nil {
-		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("%w (waited %v)", ErrLocked, s.opts.LockTimeout)
-		}
-		return hostErr(op, p, err)
-	}
-	defer unlock()
-	return f(ctx)
-}
-
-// commit checks the size limit, the fact guard (vetFacts) and the facts
-// or world budget, then writes data as t if t is still at version ver ("" for a file
-// that did not exist). old is the content read (nil when the file did not
-// exist).
-func (s *Store) commit(ctx context.Context, op string, t target, old []byte, ver string, data []byte) error {
-	if len(data) > maxFileSize && len(data) > len(old) {
-		// A change that does not grow a file a person made oversized is
-		// allowed, so that it can be condensed in steps.
-		return modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("%s would be %s bytes, over the %s-byte limit for one memory file", t.path, thousands(len(data)), thousands(maxFileSize)), "; start a new file or condense this one")
-	}
-	if t.factual() {
-		// The guard and the budget share one listing of t's folder, made
-		// when the first needs it.
-		bu := s.budgetOf(t)
-		files := sync.OnceValues(func() ([]Entry, error) { return bu.files(s, ctx) })
-		if err := s.vetFacts(ctx, op, t, old, data, files); err != nil {
-			return err
-		}
-		if err := s.checkBudget(op, t, bu, files, len(old), len(data)); err != nil {
-			return err
-		}
-	}
-	if t.root == proceduresFile {
-		if err := s.checkProcedures(op, t, old, data); err != nil {
-			return err
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return hostErr(op, t.path, err)
-	}
-	if _, err := s.b.Write(ctx, t.path, data, ver); err != nil {
-		return hostErr(op, t.path, err)
-	}
-	return nil
-}
 
 // thousands formats n with comma separators: 15360 → "15,360".
 func thousands(n int) string { return thousands64(int64(n)) }

@@ -87,14 +87,20 @@ func (s *Store) Persona(ctx context.Context) (string, error) {
 	return strings.TrimRight(text, " \t\r\n") + "\n", nil
 }
 
-// checkProcedures holds a change of procedures.md to the line format and
-// the procedures budget. Only the lines the change brings are checked, so
-// a person's line in another shape does not block the file.
-func (s *Store) checkProcedures(op string, t target, old, data []byte) error {
-	if len(data) > s.opts.ProceduresBudget && len(data) > len(old) {
-		return modelErr(op, t.path, ErrBudgetExceeded, fmt.Sprintf("%s would be %s bytes, over its %s-byte budget", t.path, thousands(len(data)), thousands(s.opts.ProceduresBudget)),
-			"; nothing was written. Condense it first: memory_read it, then memory_write it with related rules merged and outdated ones dropped")
+// proceduresBudget refuses procedures.md over Options.ProceduresBudget.
+func (s *Store) proceduresBudget(_ context.Context, c *change, _ *listing) error {
+	if len(c.data) <= s.opts.ProceduresBudget {
+		return nil
 	}
+	return modelErr(c.op, c.t.path, ErrBudgetExceeded, fmt.Sprintf("%s would be %s bytes, over its %s-byte budget", c.t.path, thousands(len(c.data)), thousands(s.opts.ProceduresBudget)),
+		"; nothing was written. Condense it first: memory_read it, then memory_write it with related rules merged and outdated ones dropped")
+}
+
+// procedureLines holds a change of procedures.md to the line format. Only
+// the lines the change brings are checked, so a person's line in another
+// shape does not block the file.
+func (s *Store) procedureLines(_ context.Context, c *change, _ *listing) error {
+	op, t, old, data := c.op, c.t, c.old, c.data
 	had := map[string]bool{}
 	for _, l := range strings.Split(string(old), "\n") {
 		had[l] = true

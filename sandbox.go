@@ -37,6 +37,7 @@ type target struct {
 	archived bool   // an original kept by Compact under episodes/archive/: read only
 	root     string // personaFile or proceduresFile for a file at the root; "" otherwise
 	topic    string // "project-apollo" for world/project-apollo.md, a shared world topic; "" otherwise
+	cache    bool   // the store's own file, outside the grammar: the cache of vectors
 }
 
 // isFact reports one of the store's fact files.
@@ -46,8 +47,11 @@ func (t target) isFact() bool { return t.fact >= 0 }
 // budget: a fact file or a world topic.
 func (t target) factual() bool { return t.fact >= 0 || t.topic != "" }
 
+// isProcedures reports procedures.md.
+func (t target) isProcedures() bool { return t.root == proceduresFile }
+
 // isEpisode reports a month's file, one of its parts or an archived original.
-func (t target) isEpisode() bool { return t.fact < 0 && t.root == "" && t.topic == "" }
+func (t target) isEpisode() bool { return t.fact < 0 && t.root == "" && t.topic == "" && !t.cache }
 
 // resolve maps a model-supplied path to a file of the store, or explains with
 // an ErrInvalidPath model error why it is not one.

@@ -21,14 +21,34 @@ type lockless struct {
 	before map[string]func()
 }
 
-func (l *lockless) Lock(ctx context.Context, name string) (func(), error) {
+func (l *lockless) Lock(ctx context.Context, name string) (memory.Held, error) {
 	if strings.HasSuffix(name, "/") {
-		return l.Backend.Lock(ctx, name)
+		h, err := l.Backend.Lock(ctx, name)
+		return hook(h, err, func(ctx context.Context, h memory.Held, name string, data []byte, match string) (string, error) {
+			l.before1(name)
+			return h.Write(ctx, name, data, match)
+		})
 	}
-	return func() {}, nil
+	return casHeld{l}, nil
 }
 
-func (l *lockless) Write(ctx context.Context, name string, data []byte, match string) (string, error) {
+// casHeld is a lockless lock of a file, which holds nothing: each Write
+// takes the Dir's lock for itself, a compare-and-swap as on S3.
+type casHeld struct{ l *lockless }
+
+func (h casHeld) Write(ctx context.Context, name string, data []byte, match string) (string, error) {
+	h.l.before1(name)
+	return put(ctx, h.l.Backend, name, data, match)
+}
+
+func (h casHeld) Remove(ctx context.Context, name, match string) error {
+	return del(ctx, h.l.Backend, name, match)
+}
+
+func (casHeld) Unlock() {}
+
+// before1 runs the hook set for name, once.
+func (l *lockless) before1(name string) {
 	l.mu.Lock()
 	f := l.before[name]
 	delete(l.before, name)
@@ -36,7 +56,6 @@ func (l *lockless) Write(ctx context.Context, name string, data []byte, match st
 	if f != nil {
 		f()
 	}
-	return l.Backend.Write(ctx, name, data, match)
 }
 
 // TestAppendSealRace: two Stores on a backend without file locks append

@@ -53,7 +53,7 @@ func TestSearchListsOnce(t *testing.T) {
 	// Another writer, through the backend: the next search sees it.
 	old, err := d.Read(ctx, "facts/user.md", -1)
 	require.NoError(t, err)
-	_, err = d.Write(ctx, "facts/user.md", []byte("# User\n\n> Summary: moved\n\n- Lives in Lisbon\n"), old.Version)
+	_, err = put(ctx, d, "facts/user.md", []byte("# User\n\n> Summary: moved\n\n- Lives in Lisbon\n"), old.Version)
 	require.NoError(t, err)
 	hits, err = s.Search(ctx, "berlin", nil)
 	require.NoError(t, err)

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -120,16 +121,42 @@ func (b split) Read(ctx context.Context, name string, limit int64) (Content, err
 	return b.route(name).Read(ctx, name, limit)
 }
 
-func (b split) Write(ctx context.Context, name string, data []byte, match string) (string, error) {
-	return b.route(name).Write(ctx, name, data, match)
+// Lock locks name on the backend that holds it; the lock changes only the
+// files of that backend.
+func (b split) Lock(ctx context.Context, name string) (Held, error) {
+	h, err := b.route(name).Lock(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return splitHeld{Held: h, world: inWorld(name)}, nil
 }
 
-func (b split) Remove(ctx context.Context, name, match string) error {
-	return b.route(name).Remove(ctx, name, match)
+// splitHeld is a lock of one of a split's backends.
+type splitHeld struct {
+	Held
+	world bool // the shared backend's lock
 }
 
-func (b split) Lock(ctx context.Context, name string) (func(), error) {
-	return b.route(name).Lock(ctx, name)
+func (h splitHeld) Write(ctx context.Context, name string, data []byte, match string) (string, error) {
+	if err := h.mine(name); err != nil {
+		return "", err
+	}
+	return h.Held.Write(ctx, name, data, match)
+}
+
+func (h splitHeld) Remove(ctx context.Context, name, match string) error {
+	if err := h.mine(name); err != nil {
+		return err
+	}
+	return h.Held.Remove(ctx, name, match)
+}
+
+// mine refuses a change of a file on the other backend than the lock's.
+func (h splitHeld) mine(name string) error {
+	if inWorld(name) != h.world {
+		return fmt.Errorf("%s: the lock held is on the other backend: lock a name of the file's own", name)
+	}
+	return nil
 }
 
 // List lists world/ from the shared backend, any other folder from the

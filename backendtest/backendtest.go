@@ -198,7 +198,7 @@ func (e *env) rawExists(name string) bool {
 func (e *env) handEdit(name, data string) {
 	e.t.Helper()
 	c := e.raw(name)
-	if _, err := e.b.Write(e.ctx, name, []byte(data), c.Version); err != nil {
+	if _, err := put(e.ctx, e.b, name, []byte(data), c.Version); err != nil {
 		e.t.Fatalf("Backend.Write(%s): %v", name, err)
 	}
 }
@@ -668,13 +668,13 @@ func testBackendChangeSeen(t *testing.T, e *env) {
 	}
 
 	// A file that another client creates and removes.
-	if _, err := e.b.Write(e.ctx, memFile, []byte("# Memory\n\n> Summary: lessons\n\n- Lesson: book the ryokan early\n"), ""); err != nil {
+	if _, err := put(e.ctx, e.b, memFile, []byte("# Memory\n\n> Summary: lessons\n\n- Lesson: book the ryokan early\n"), ""); err != nil {
 		t.Fatal(err)
 	}
 	if hits := e.search(e.s, "ryokan"); len(hits) != 1 || hits[0].Path != memFile {
 		t.Errorf("Search(ryokan) after another client created %s: %+v", memFile, hits)
 	}
-	if err := e.b.Remove(e.ctx, memFile, e.raw(memFile).Version); err != nil {
+	if err := del(e.ctx, e.b, memFile, e.raw(memFile).Version); err != nil {
 		t.Fatal(err)
 	}
 	if hits := e.search(e.s, "ryokan"); len(hits) != 0 {
@@ -1048,4 +1048,26 @@ func testClose(t *testing.T, e *env) {
 	if got := e.read(e.store(nil), userFile); !strings.Contains(got, "- Likes: tea") {
 		t.Fatalf("a new Store on the Backend reads %q", got)
 	}
+}
+
+// put writes data as the file at name through b's lock on it, as another
+// client does: only if the file is at version match.
+func put(ctx context.Context, b memory.Backend, name string, data []byte, match string) (string, error) {
+	h, err := b.Lock(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	defer h.Unlock()
+	return h.Write(ctx, name, data, match)
+}
+
+// del removes the file at name through b's lock on it, only if it is at
+// version match.
+func del(ctx context.Context, b memory.Backend, name, match string) error {
+	h, err := b.Lock(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer h.Unlock()
+	return h.Remove(ctx, name, match)
 }

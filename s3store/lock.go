@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	memory "github.com/mdmemory/memory"
@@ -51,7 +52,7 @@ const (
 // gone or ctx ends (it then returns an error wrapping ctx's). A lease
 // older than that is taken over with a PUT conditional on its ETag, so
 // that of several Stores that find it expired, one takes it. Waiters in
-// one Backend queue in order, and only the first of them polls. unlock
+// one Backend queue in order, and only the first of them polls. Unlock
 // deletes the lease only if it is still the one taken (a conditional
 // DELETE on its ETag, after a HEAD that compares it).
 //
@@ -71,7 +72,7 @@ const (
 //   - A Store that dies holding a lease holds its folder up to the lease's
 //     duration: the next Lock of that folder waits that long.
 //   - A lease someone deletes by hand lets a second holder in.
-func (b *Backend) Lock(ctx context.Context, name string) (unlock func(), err error) {
+func (b *Backend) Lock(ctx context.Context, name string) (memory.Held, error) {
 	folder, isFolder := strings.CutSuffix(name, "/")
 	if err := checkName(folder); err != nil {
 		return nil, err
@@ -80,7 +81,7 @@ func (b *Backend) Lock(ctx context.Context, name string) (unlock func(), err err
 		return nil, opErr(ctx, "lock", b.prefix+name, err)
 	}
 	if !isFolder {
-		return func() {}, nil
+		return &held{b: b, release: func() {}}, nil
 	}
 	key := b.prefix + leaseFolder + "/" + folder
 	turn := b.turn(folder)
@@ -96,13 +97,55 @@ func (b *Backend) Lock(ctx context.Context, name string) (unlock func(), err err
 		<-turn
 		return nil, opErr(ctx, "lock", key, err)
 	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			b.releaseLease(ctx, key, etag)
-			<-turn
-		})
-	}, nil
+	return &held{b: b, release: func() {
+		b.releaseLease(ctx, key, etag)
+		<-turn
+	}}, nil
+}
+
+// held is a lock the Backend gave: for a file, nothing but the way to
+// write; for a folder, its lease.
+type held struct {
+	b       *Backend
+	once    sync.Once
+	gone    atomic.Bool
+	release func()
+}
+
+// errUnlocked is returned by a change made through a lock already
+// released: a bug of the caller's.
+var errUnlocked = errors.New("s3store: the lock was released: a change must be made while it is held")
+
+// Write stores data as the object at name with a conditional PUT:
+// If-None-Match: * when match is "", If-Match: match otherwise. It returns
+// the new ETag, or an error wrapping [memory.ErrChanged] when the server
+// refuses the condition. See [Backend] for a PUT whose response is lost.
+func (h *held) Write(ctx context.Context, name string, data []byte, match string) (string, error) {
+	if h.gone.Load() {
+		return "", errUnlocked
+	}
+	return h.b.write(ctx, name, data, match)
+}
+
+// Remove deletes the object at name if its ETag is match: a HEAD compares
+// it (a missing object is [memory.ErrChanged], as is an empty match), then
+// a DELETE with If-Match: match makes the server compare it again. A
+// server that ignores If-Match on DELETE leaves the window between the
+// two, in which a change made by someone else would be deleted.
+func (h *held) Remove(ctx context.Context, name, match string) error {
+	if h.gone.Load() {
+		return errUnlocked
+	}
+	return h.b.removeName(ctx, name, match)
+}
+
+// Unlock releases the lock: a folder's lease is deleted if it is still
+// the one taken.
+func (h *held) Unlock() {
+	h.once.Do(func() {
+		h.gone.Store(true)
+		h.release()
+	})
 }
 
 // turn is this Backend's queue for the lease of folder: a channel of one

@@ -249,11 +249,9 @@ func serverTime(md smithymw.Metadata) time.Time {
 	return time.Now()
 }
 
-// Write stores data as the object at name with a conditional PUT:
-// If-None-Match: * when match is "", If-Match: match otherwise. It returns
-// the new ETag, or an error wrapping [memory.ErrChanged] when the server
-// refuses the condition. See [Backend] for a PUT whose response is lost.
-func (b *Backend) Write(ctx context.Context, name string, data []byte, match string) (string, error) {
+// write is a held lock's Write: a conditional PUT of data as the object at
+// name.
+func (b *Backend) write(ctx context.Context, name string, data []byte, match string) (string, error) {
 	key, err := b.key(name)
 	if err != nil {
 		return "", err
@@ -343,12 +341,9 @@ func (b *Backend) settlePut(ctx context.Context, key string, data []byte, match 
 	return "", changedErr(cause) // someone else's content
 }
 
-// Remove deletes the object at name if its ETag is match: a HEAD compares
-// it (a missing object is [memory.ErrChanged], as is an empty match), then
-// a DELETE with If-Match: match makes the server compare it again. A
-// server that ignores If-Match on DELETE leaves the window between the
-// two, in which a change made by someone else would be deleted.
-func (b *Backend) Remove(ctx context.Context, name, match string) error {
+// removeName is a held lock's Remove: a conditional DELETE of the object at
+// name.
+func (b *Backend) removeName(ctx context.Context, name, match string) error {
 	key, err := b.key(name)
 	if err != nil {
 		return err

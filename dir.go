@@ -120,14 +120,13 @@ const DefaultFileMode fs.FileMode = 0o600
 // the file system's timestamp granularity of the last read could keep both.
 const racyWindow = 2 * time.Second
 
-// OpenDir opens the directory dir as a Backend, creating it if needed, and,
-// under its lock, removes the temporary files a crash left behind. It waits
-// for the lock up to DefaultLockTimeout, and returns an error wrapping
-// [ErrLocked] when another process held it all that time. Close releases
-// the directory.
-// New files get [DefaultFileMode], 0600, and new folders 0700.
+// OpenDir opens the directory dir as a Backend, creating it if needed.
+// New files get [DefaultFileMode], 0600, and new folders 0700. A Store
+// opened on it ([OpenBackend], or Options.World) first removes, under the
+// Dir's lock, the temporary files a crash left behind in the folders it
+// writes. Close releases the directory.
 func OpenDir(dir string) (*Dir, error) {
-	return openDir(dir, DefaultLockTimeout, 0)
+	return openDir(dir, 0)
 }
 
 // OpenDirMode is [OpenDir] with the mode of the files the Dir creates, its
@@ -140,7 +139,7 @@ func OpenDir(dir string) (*Dir, error) {
 // mode 0 means DefaultFileMode. A mode with other bits than read and write
 // permissions, or without the owner's read and write, is an error.
 func OpenDirMode(dir string, mode fs.FileMode) (*Dir, error) {
-	return openDir(dir, DefaultLockTimeout, mode)
+	return openDir(dir, mode)
 }
 
 // checkMode checks a file mode given for a Dir and applies the default.
@@ -158,7 +157,7 @@ func checkMode(mode fs.FileMode) (fs.FileMode, error) {
 // access wherever m gives read access.
 func folderMode(m fs.FileMode) fs.FileMode { return m | m&0o444>>2 }
 
-func openDir(dir string, timeout time.Duration, mode fs.FileMode) (*Dir, error) {
+func openDir(dir string, mode fs.FileMode) (*Dir, error) {
 	mode, err := checkMode(mode)
 	if err != nil {
 		return nil, err
@@ -176,14 +175,14 @@ func openDir(dir string, timeout time.Duration, mode fs.FileMode) (*Dir, error) 
 		return nil, err
 	}
 	d := &Dir{root: root, turn: make(chan struct{}, 1), mode: mode}
-	if err := d.init(timeout); err != nil {
+	if err := d.init(); err != nil {
 		d.Close()
 		return nil, err
 	}
 	return d, nil
 }
 
-func (d *Dir) init(timeout time.Duration) (err error) {
+func (d *Dir) init() (err error) {
 	if d.lock, err = d.openLock(); err != nil {
 		return err
 	}
@@ -192,17 +191,7 @@ func (d *Dir) init(timeout time.Duration) (err error) {
 			return err
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	h, err := d.Lock(ctx, "")
-	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%w (waited %v)", ErrLocked, timeout)
-	}
-	if err != nil {
-		return err
-	}
-	defer h.Unlock()
-	return d.removeTemps()
+	return nil
 }
 
 // Close releases the directory and its lock file. It waits for no Lock
@@ -955,15 +944,20 @@ func (d *Dir) list(dir string, now time.Time, entries *[]Entry) error {
 	return nil
 }
 
-// removeTemps deletes the temporary files of memory files (".x.md.tmp-…")
-// that a crash left in the folders the library writes (the root, facts/,
-// episodes/, episodes/archive/, world/), and those of the Store's vector
-// cache (".cache/.vectors-….bin.tmp-…"). It walks no other folder and
-// follows no link: a Dir opened on a folder that holds other things (a
-// home directory) touches nothing else. A folder it cannot read has
-// nothing to clean.
-func (d *Dir) removeTemps() error {
-	for _, dir := range []string{".", factsDir, episodesDir, episodesDir + "/" + archiveDir, worldDir, cacheDir} {
+// removeTemps deletes, under the lock, the temporary files a crash left
+// behind (those of replace, ".user.md.tmp-1x2y3z") in the folders the
+// Store names: the ones it writes. It walks no other folder and follows
+// no link, so a Dir opened on a folder that holds other things (a home
+// directory) touches nothing else; and it removes only what is named as a
+// Dir names its temporary files. A folder it cannot read has nothing to
+// clean.
+func (d *Dir) removeTemps(ctx context.Context, folders []string) error {
+	h, err := d.Lock(ctx, "")
+	if err != nil {
+		return err
+	}
+	defer h.Unlock()
+	for _, dir := range folders {
 		if fi, err := d.root.Lstat(dir); err != nil || !fi.IsDir() {
 			continue
 		}
@@ -977,8 +971,7 @@ func (d *Dir) removeTemps() error {
 			continue
 		}
 		for _, de := range des {
-			temp := strings.Contains(de.Name(), ".md"+tempMark) || dir == cacheDir && strings.Contains(de.Name(), tempMark)
-			if strings.HasPrefix(de.Name(), ".") && de.Type().IsRegular() && temp {
+			if de.Type().IsRegular() && isTemp(de.Name()) {
 				if err := d.root.Remove(path.Join(dir, de.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
 					return err
 				}
@@ -986,4 +979,15 @@ func (d *Dir) removeTemps() error {
 		}
 	}
 	return nil
+}
+
+// isTemp reports a name createTemp makes: "." + a file's name + tempMark +
+// a random number in base 36.
+func isTemp(name string) bool {
+	i := strings.LastIndex(name, tempMark)
+	if i <= 1 || name[0] != '.' {
+		return false
+	}
+	suffix := name[i+len(tempMark):]
+	return suffix != "" && len(suffix) <= 13 && strings.Trim(suffix, "0123456789abcdefghijklmnopqrstuvwxyz") == ""
 }

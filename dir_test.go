@@ -86,8 +86,9 @@ func TestDirContract(t *testing.T) {
 	require.NoError(t, d.Close(), "a second Close does nothing")
 }
 
-// TestDirRemovesTemps checks that OpenDir removes the temporary files a
-// crash left, in every folder, and nothing else.
+// TestDirRemovesTemps checks that a Store opened on a Dir removes the
+// temporary files a crash left, in every folder it writes, and nothing
+// else.
 func TestDirRemovesTemps(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "facts/.user.md.tmp-abc", "half")
@@ -100,6 +101,9 @@ func TestDirRemovesTemps(t *testing.T) {
 	d, err := memory.OpenDir(dir)
 	require.NoError(t, err)
 	defer d.Close()
+	require.FileExists(t, filepath.Join(dir, "facts", ".user.md.tmp-abc"), "a Dir alone knows no folder of the Store's")
+	_, err = memory.OpenBackend(d, nil)
+	require.NoError(t, err)
 	require.NoFileExists(t, filepath.Join(dir, "facts", ".user.md.tmp-abc"))
 	require.NoFileExists(t, filepath.Join(dir, "episodes", "archive", ".2025-01.md.tmp-xyz"))
 	require.FileExists(t, filepath.Join(dir, "facts", "user.md"))

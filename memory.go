@@ -206,7 +206,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := openDir(dir, o.LockTimeout, o.FileMode)
+	d, err := openDir(dir, o.FileMode)
 	if err != nil {
 		return nil, hostErr("open", "", err)
 	}
@@ -216,7 +216,11 @@ func Open(dir string, opts *Options) (*Store, error) {
 			return nil, hostErr("open", sub, err)
 		}
 	}
-	s := newStore(d, o)
+	s, err := newStore(d, o)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
 	s.owned = d
 	return s, nil
 }
@@ -233,7 +237,7 @@ func OpenBackend(b Backend, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newStore(b, o), nil
+	return newStore(b, o)
 }
 
 func fillOptions(opts *Options) (Options, error) {
@@ -244,11 +248,38 @@ func fillOptions(opts *Options) (Options, error) {
 	return o, o.fill()
 }
 
-func newStore(b Backend, o Options) *Store {
+// newStore makes the store, after it removed the temporary files a crash
+// left in the folders it writes, on each backend that is a [Dir].
+func newStore(b Backend, o Options) (*Store, error) {
+	if err := sweep(b, o.LockTimeout, ".", factsDir, episodesDir, episodesDir+"/"+archiveDir, cacheDir); err != nil {
+		return nil, err
+	}
 	if o.World != nil {
+		if err := sweep(o.World, o.LockTimeout, worldDir); err != nil {
+			return nil, err
+		}
 		b = split{own: b, world: o.World}
 	}
-	return &Store{b: b, opts: o, turn: make(chan struct{}, 1)}
+	return &Store{b: b, opts: o, turn: make(chan struct{}, 1)}, nil
+}
+
+// sweep removes the temporary files a crash left in folders of b, when b
+// is a Dir: other backends write atomically, and leave none.
+func sweep(b Backend, timeout time.Duration, folders ...string) error {
+	d, ok := b.(*Dir)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	err := d.removeTemps(ctx, folders)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("%w (waited %v)", ErrLocked, timeout)
+	}
+	if err != nil {
+		return hostErr("open", "", err)
+	}
+	return nil
 }
 
 // fill checks the options and applies the defaults.
@@ -747,13 +778,19 @@ func version(b []byte) string {
 // when the file does not exist. Otherwise it changes nothing and returns an
 // error wrapping [ErrConflict], so an edit made in the meantime is not lost.
 func (s *Store) WriteIf(ctx context.Context, path, content, want string) error {
-	_, err := s.write(ctx, path, content, func(op string, t target, old []byte) error {
+	_, err := s.write(ctx, path, content, versionIs(want))
+	return err
+}
+
+// versionIs is the guard of a change made only if the file is at version
+// want: "" when it does not exist.
+func versionIs(want string) guard {
+	return func(op string, t target, old []byte) error {
 		if v := version(old); v != want {
 			return modelErr(op, t.path, ErrConflict, fmt.Sprintf("%s is at version %q, not %q: it changed since it was read", t.path, v, want), "; nothing was written")
 		}
 		return nil
-	})
-	return err
+	}
 }
 
 func (s *Store) write(ctx context.Context, p, content string, check guard) ([]byte, error) {

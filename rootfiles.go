@@ -87,6 +87,29 @@ func (s *Store) Persona(ctx context.Context) (string, error) {
 	return strings.TrimRight(text, " \t\r\n") + "\n", nil
 }
 
+// SetPersona replaces persona.md, the person's file, with content, only if
+// it is at version want (Version of the text the caller read, or "" when
+// it does not exist); otherwise it changes nothing and returns an error
+// wrapping [ErrConflict]. It is for the person, through a program of
+// theirs (the mdmemory command, an editor of their own): no tool and no
+// reflection calls it. content is written as it is, held to the rules of
+// any memory file's text: UTF-8 without NUL bytes, at most 1 MiB (see
+// [Store.Write]).
+func (s *Store) SetPersona(ctx context.Context, content, want string) error {
+	const op = "persona"
+	end, err := s.begin(ctx, op, personaFile)
+	if err != nil {
+		return err
+	}
+	defer end()
+	if err := checkText(op, personaFile, "content", content); err != nil {
+		return err
+	}
+	t := target{path: personaFile, fact: -1, root: personaFile}
+	_, err = s.update(ctx, op, t, versionIs(want), func(context.Context, Held, []byte) ([]byte, error) { return []byte(content), nil })
+	return err
+}
+
 // proceduresBudget refuses procedures.md over Options.ProceduresBudget.
 func (s *Store) proceduresBudget(_ context.Context, c *change, _ *listing) error {
 	if len(c.data) <= s.opts.ProceduresBudget {

@@ -123,26 +123,20 @@ func (e *env) runImport(ctx context.Context, items []importItem, apply bool) err
 		return err
 	}
 	var s *memory.Store
-	var personaB memory.Backend
 	if apply {
 		st, close, err := e.open(ctx, true)
 		if err != nil {
 			return err
 		}
 		defer close()
-		b, closeB, err := openBackend(ctx, e.store.where(e.getenv), true, e.getenv, "")
-		if err != nil {
-			return err
-		}
-		defer closeB()
-		s, personaB = st, b
+		s = st
 	} else {
-		st, b, cleanup, err := e.scratch(ctx, opts)
+		st, _, cleanup, err := e.scratch(ctx, opts)
 		if err != nil {
 			return err
 		}
 		defer cleanup()
-		s, personaB = st, b
+		s = st
 	}
 	// What an earlier import wrote (a run cut short, or run twice) is
 	// not written again: the memory's months are read as they are.
@@ -166,9 +160,9 @@ func (e *env) runImport(ctx context.Context, items []importItem, apply bool) err
 			continue
 		}
 		if it.persona {
-			_, err := personaB.Write(ctx, personaPath, []byte(it.entry), "")
+			err := s.SetPersona(ctx, it.entry, "")
 			switch {
-			case errors.Is(err, memory.ErrChanged):
+			case errors.Is(err, memory.ErrConflict):
 				it.Reason = "persona.md exists, and import overwrites nothing: merge SOUL.md into it by hand (mdmemory edit persona.md)"
 			case err != nil:
 				return err

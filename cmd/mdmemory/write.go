@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -174,14 +173,6 @@ writes nothing. After a save, check's findings for the file are shown.`,
 				}
 				defer close()
 				f := storeFile{s: s, path: p}
-				if p == personaPath {
-					b, closeB, err := openBackend(ctx, e.store.where(e.getenv), true, e.getenv, "")
-					if err != nil {
-						return err
-					}
-					defer closeB()
-					f = storeFile{b: b, path: p}
-				}
 				old, ver, err := f.read(ctx)
 				if err != nil {
 					return personal(err)
@@ -245,30 +236,16 @@ writes nothing. After a save, check's findings for the file are shown.`,
 	}
 }
 
-// storeFile is a file edit reads and writes: through the store, with its
-// rules, or for persona.md, the person's own, through the backend, only if
-// still as read.
+// storeFile is a file edit reads and writes through the store, with its
+// rules, only if still as read; persona.md as the person's own.
 type storeFile struct {
 	s    *memory.Store
-	b    memory.Backend
 	path string
 }
 
 // read returns the file's text and the version to write it back at; a
 // file that does not exist is "" at version "".
 func (f storeFile) read(ctx context.Context) (text, ver string, err error) {
-	if f.b != nil {
-		c, err := f.b.Read(ctx, f.path, maxInput)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return "", "", nil
-		case err != nil:
-			return "", "", err
-		case c.Size > int64(len(c.Data)):
-			return "", "", fmt.Errorf("%s is %s bytes, more than mdmemory edits (%s bytes): split or condense it in an editor of your own", f.path, thousands(c.Size), thousands(maxInput))
-		}
-		return string(c.Data), c.Version, nil
-	}
 	text, err = f.s.Read(ctx, f.path)
 	if errors.Is(err, memory.ErrNotFound) {
 		return "", "", nil
@@ -279,11 +256,11 @@ func (f storeFile) read(ctx context.Context) (text, ver string, err error) {
 	return text, memory.Version(text), nil
 }
 
-// write writes text only if the file is still at ver.
+// write writes text only if the file is still at ver: persona.md, the
+// person's file, as the person's; any other as Store.WriteIf does.
 func (f storeFile) write(ctx context.Context, text, ver string) error {
-	if f.b != nil {
-		_, err := f.b.Write(ctx, f.path, []byte(text), ver)
-		return err
+	if f.path == personaPath {
+		return f.s.SetPersona(ctx, text, ver)
 	}
 	return f.s.WriteIf(ctx, f.path, text, ver)
 }

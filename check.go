@@ -118,7 +118,7 @@ func (s *Store) Check(ctx context.Context) ([]Finding, error) {
 		in, err := s.b.List(ctx, dir)
 		if err != nil {
 			factsOK = factsOK && dir != factsDir
-			if stops(err) || !personal(err) {
+			if classify(err) != faultPerson {
 				return nil, hostErr(op, dir, err)
 			}
 			if !slices.ContainsFunc(all, func(e Entry) bool { return e.Name == dir }) {
@@ -272,9 +272,9 @@ func (c *checker) readable(ctx context.Context, p string, limit int64) (got Cont
 	switch {
 	case err == nil:
 		return got, true, nil
-	case errors.Is(err, fs.ErrNotExist) && !stops(err):
+	case classify(err) == faultMissing:
 		return Content{}, false, nil
-	case mistake(err):
+	case classify(err).gone():
 		c.unreadable(p, err)
 		return Content{}, false, nil
 	}

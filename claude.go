@@ -480,7 +480,7 @@ func (s *Store) claudeList(ctx context.Context, cp claudePath) (ToolResult, erro
 	defer end()
 	entries, err := s.files(ctx)
 	partial := err != nil
-	if err != nil && (stops(err) || !personal(err)) {
+	if err != nil && (classify(err) != faultPerson) {
 		return ToolResult{}, hostErr(op, "", err)
 	}
 	// The folders and their files, by name, as the reference sorts them.
@@ -506,7 +506,7 @@ func (s *Store) claudeList(ctx context.Context, cp claudePath) (ToolResult, erro
 		switch c, err := s.b.Read(ctx, personaFile, 0); {
 		case err == nil:
 			root[personaFile] = c.Size
-		case stops(err):
+		case classify(err) == faultStopped:
 			return ToolResult{}, hostErr(op, personaFile, err)
 		}
 	}

@@ -341,7 +341,7 @@ func (s *Store) snapshot(ctx context.Context, month string) (snap monthSnapshot,
 	for _, p := range snap.paths {
 		b, v, err := s.readFile(ctx, op, target{path: p, fact: -1, month: month})
 		switch {
-		case stops(err):
+		case classify(err) == faultStopped:
 			return snap, "", err
 		case err != nil:
 			return snap, p + " " + unreadable(p, err), nil
@@ -362,9 +362,9 @@ func (s *Store) snapshot(ctx context.Context, month string) (snap monthSnapshot,
 		err = err2
 	}
 	switch {
-	case stops(err):
+	case classify(err) == faultStopped:
 		return snap, "", err
-	case errors.Is(err, syscall.ENOTDIR) || errors.Is(err, errOutside) || errors.Is(err, errLinkedFolder):
+	case classify(err) == faultPerson && (errors.Is(err, syscall.ENOTDIR) || errors.Is(err, errOutside) || errors.Is(err, errLinkedFolder)):
 		return snap, dir + "/ is not a folder; a person must fix it", nil
 	case err != nil:
 		return snap, dir + "/ " + unreadable(dir+"/", err), nil
@@ -372,7 +372,7 @@ func (s *Store) snapshot(ctx context.Context, month string) (snap monthSnapshot,
 	snap.archived = map[string][]byte{}
 	for _, a := range archived {
 		b, _, err := s.readFile(ctx, op, target{path: a, fact: -1, month: month, archived: true})
-		if stops(err) {
+		if classify(err) == faultStopped {
 			return snap, "", err
 		}
 		if err != nil {

@@ -403,7 +403,7 @@ func (s *Store) loadCache(ctx context.Context) (*semantic, error) {
 	}
 	c, err := s.b.Read(ctx, sem.name, -1)
 	switch {
-	case stops(err):
+	case classify(err) == faultStopped:
 		return nil, err
 	case err != nil:
 		return sem, nil

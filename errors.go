@@ -2,9 +2,12 @@ package memory
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
+	"syscall"
 )
 
 // Sentinel errors returned, wrapped, by the methods of [Store]. Test for them
@@ -124,3 +127,38 @@ func hostErr(op, path string, err error) error {
 	}
 	return fmt.Errorf("memory: %s %s: %w", op, path, err)
 }
+
+// A fault is what went wrong, as every place that must decide what to do
+// about an error sees it: [classify] is the one judge.
+type fault int
+
+const (
+	faultNone    fault = iota // no error
+	faultStopped              // the caller stopped: its context ended, or the store is closed
+	faultHost                 // the host failed: the network, the server, the disk; the operation fails
+	faultMissing              // the file or folder does not exist
+	faultPerson               // a person must fix a file or folder (its permissions, a file where a folder belongs, a link out of the memory, anything else the file system says of it); the rest stays usable
+)
+
+// classify says what went wrong in err. A file or folder a person made
+// unusable (what the file system says of one path) is theirs to fix: the
+// operation goes on without it, and says so; any other failure is the
+// host's, and fails the operation.
+func classify(err error) fault {
+	var pe *fs.PathError
+	switch {
+	case err == nil:
+		return faultNone
+	case errors.Is(err, ErrClosed) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return faultStopped
+	case errors.Is(err, fs.ErrNotExist):
+		return faultMissing
+	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, errOutside) || errors.Is(err, errLinkedFolder) || errors.As(err, &pe):
+		return faultPerson
+	}
+	return faultHost
+}
+
+// gone reports an error that leaves one file out and the rest usable: a
+// file that does not exist, or one a person must fix.
+func (f fault) gone() bool { return f == faultMissing || f == faultPerson }

@@ -194,7 +194,7 @@ type factFile struct {
 // or a closed store fails it.
 func (s *Store) otherFacts(ctx context.Context, op string, t target, list func() ([]Entry, error)) ([]factFile, error) {
 	entries, err := list()
-	if stops(err) {
+	if classify(err) == faultStopped {
 		return nil, hostErr(op, t.path, err)
 	}
 	var out []factFile
@@ -206,7 +206,7 @@ func (s *Store) otherFacts(ctx context.Context, op string, t target, list func()
 		switch {
 		case err == nil:
 			out = append(out, factFile{e.Name, describeAll(factLines(c.Data))})
-		case stops(err):
+		case classify(err) == faultStopped:
 			return nil, hostErr(op, t.path, err)
 		}
 	}

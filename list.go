@@ -174,7 +174,7 @@ func (s *Store) listAll(ctx context.Context, all []Entry) ([]FileInfo, error) {
 func (s *Store) listFacts(ctx context.Context) ([]FileInfo, error) {
 	const op = "list"
 	facts, factsErr := s.b.List(ctx, factsDir)
-	if factsErr != nil && !personal(factsErr) {
+	if factsErr != nil && classify(factsErr) != faultPerson {
 		return nil, hostErr(op, factsDir, factsErr)
 	}
 	var out []FileInfo
@@ -210,7 +210,7 @@ func (s *Store) listMonths(ctx context.Context) ([]FileInfo, error) {
 		}
 	}
 	if listErr != nil {
-		if !personal(listErr) {
+		if classify(listErr) != faultPerson {
 			return nil, hostErr(op, episodesDir, listErr)
 		}
 		out = append(out, FileInfo{Path: episodesDir + "/", Error: unreadable(episodesDir+"/", listErr)})

@@ -426,7 +426,7 @@ func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
 	switch {
 	case err == nil:
 		return s.listAll(ctx, all)
-	case stops(err) || !personal(err):
+	case classify(err) != faultPerson:
 		return nil, hostErr(op, "", err)
 	}
 	return s.listEach(ctx)
@@ -456,7 +456,7 @@ func (s *Store) listEach(ctx context.Context) ([]FileInfo, error) {
 	// The fact files listed are read; when facts/ cannot be listed, each
 	// is tried.
 	facts, factsErr := s.b.List(ctx, factsDir)
-	if factsErr != nil && !personal(factsErr) {
+	if factsErr != nil && classify(factsErr) != faultPerson {
 		return nil, hostErr(op, factsDir, factsErr)
 	}
 	for _, f := range s.opts.FactFiles {
@@ -485,7 +485,7 @@ func (s *Store) listEach(ctx context.Context) ([]FileInfo, error) {
 		}
 	}
 	if listErr != nil {
-		if !personal(listErr) {
+		if classify(listErr) != faultPerson {
 			return nil, hostErr(op, episodesDir, listErr)
 		}
 		files = append(files, FileInfo{Path: episodesDir + "/", Error: unreadable(episodesDir+"/", listErr)})
@@ -499,7 +499,7 @@ func (s *Store) listEach(ctx context.Context) ([]FileInfo, error) {
 // other failure (the network, the server, a done context).
 func listed(p string, info FileInfo, ok bool, err error) (FileInfo, bool, error) {
 	switch {
-	case err != nil && !mistake(err):
+	case err != nil && !classify(err).gone():
 		return FileInfo{}, false, err
 	case err != nil:
 		return FileInfo{Path: p, Error: unreadable(p, err)}, true, nil
@@ -539,21 +539,6 @@ func unreadable(p string, err error) string {
 	}
 }
 
-// mistake reports whether err, from reading a file, is one a person must
-// fix in the memory folder (personal, or any error of the file system about
-// that file), which leaves the rest usable; any other (the network, the
-// server, a done context, a closed store) fails the operation.
-func mistake(err error) bool {
-	var pe *fs.PathError
-	return !stops(err) && (personal(err) || errors.As(err, &pe))
-}
-
-// personal reports whether err is a mistake a person made in the memory
-// folder, which leaves the rest usable.
-func personal(err error) bool {
-	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, errOutside) || errors.Is(err, errLinkedFolder)
-}
-
 // folders are the folders of the store: facts/, episodes/ and, when it
 // shares world facts, world/.
 func (s *Store) folders() []string {
@@ -573,11 +558,11 @@ func (s *Store) folders() []string {
 // error: a search must not answer from a listing it did not get.
 func (s *Store) files(ctx context.Context) ([]Entry, error) {
 	all, err := s.b.List(ctx, "")
-	if err != nil && !stops(err) && personal(err) {
+	if classify(err) == faultPerson {
 		all, err = nil, nil
 		for _, dir := range s.folders() {
 			entries, lerr := s.b.List(ctx, dir)
-			if lerr != nil && !personal(lerr) {
+			if lerr != nil && classify(lerr) != faultPerson {
 				return nil, lerr
 			}
 			all = append(all, entries...)
@@ -589,7 +574,7 @@ func (s *Store) files(ctx context.Context) ([]Entry, error) {
 		switch c, rerr := s.b.Read(ctx, proceduresFile, 0); {
 		case rerr == nil:
 			all = append(all, Entry{Name: proceduresFile, Size: c.Size})
-		case !errors.Is(rerr, fs.ErrNotExist) && !mistake(rerr):
+		case !errors.Is(rerr, fs.ErrNotExist) && !classify(rerr).gone():
 			return nil, rerr
 		}
 	} else if err != nil {

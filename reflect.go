@@ -667,7 +667,7 @@ func (r *Reflector) systemPrompt(ctx context.Context, c *Session) (string, error
 			pf.Note = "does not exist yet."
 		case errors.As(err, &me):
 			pf.Note = "cannot be read: " + me.Hint + "."
-		case stops(err):
+		case classify(err) == faultStopped:
 			return "", err
 		default:
 			pf.Note = unreadable(pf.Path, err) + "."
@@ -763,7 +763,7 @@ func (r *Reflector) episodeIndex(ctx context.Context) ([]string, error) {
 		for k, p := range paths {
 			content, err := r.store.Read(ctx, p)
 			switch {
-			case stops(err):
+			case classify(err) == faultStopped:
 				return nil, err
 			case err != nil:
 				// Gone, turned into a bad link or unreadable since it was
@@ -807,11 +807,6 @@ func entryLine(e markdown.Entry) string {
 	return cut(printable(line), 200)
 }
 
-// stops reports whether err ends a reflection rather than leaving one file
-// out of its prompt: the context is done or the store closed.
-func stops(err error) bool {
-	return errors.Is(err, ErrClosed) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-}
 
 // leftOut says what the episode index does not show: the n oldest entries
 // of month m's file (or part) being read, the entries of its inParts older

@@ -202,7 +202,7 @@ func (c *checker) rootBody(t target, d *markdown.Doc) {
 // and counted as read when within its budget, only its start otherwise.
 func (r *Reflector) rootFiles(ctx context.Context, c *Session) (persona string, pf promptFact, err error) {
 	s := r.store
-	if persona, err = s.Persona(ctx); stops(err) {
+	if persona, err = s.Persona(ctx); classify(err) == faultStopped {
 		return "", pf, err
 	}
 	pf.Path = proceduresFile
@@ -222,7 +222,7 @@ func (r *Reflector) rootFiles(ctx context.Context, c *Session) (persona string, 
 		pf.Note = "none recorded yet."
 	case errors.As(err, &me):
 		pf.Note = "cannot be read: " + me.Hint + "."
-	case stops(err):
+	case classify(err) == faultStopped:
 		return "", pf, err
 	default:
 		pf.Note = unreadable(pf.Path, err) + "."

@@ -281,7 +281,7 @@ func (s *Store) refresh(ctx context.Context) error {
 	// A file, or episodes/, that cannot be read is left out, as List
 	// reports it: the rest is searched.
 	entries, err := s.files(ctx)
-	if err != nil && !personal(err) {
+	if err != nil && classify(err) != faultPerson {
 		return err
 	}
 
@@ -307,7 +307,7 @@ func (s *Store) refresh(ctx context.Context) error {
 	for _, sc := range todo {
 		x.reads++
 		switch {
-		case sc.err != nil && !mistake(sc.err):
+		case sc.err != nil && !classify(sc.err).gone():
 			return sc.err // the network, the server: no answer from what is left
 		case sc.err != nil || sc.gone:
 			present[sc.path] = false
@@ -488,7 +488,7 @@ func (s *Store) readShown(ctx context.Context, p string) (text string, ok bool, 
 	switch {
 	case err == nil:
 		return text, true, nil
-	case errors.As(err, &me) || mistake(err):
+	case errors.As(err, &me) || classify(err).gone():
 		return "", false, nil
 	}
 	return "", false, err

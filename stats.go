@@ -108,7 +108,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 			st.Files += len(m.paths())
 			for _, p := range m.paths() {
 				text, err := s.Read(ctx, p)
-				if stops(err) {
+				if classify(err) == faultStopped {
 					return st, err
 				}
 				st.Months[i].Entries += len(markdown.Parse([]byte(text)).Entries)

@@ -689,18 +689,23 @@ func article(v string) string {
 }
 
 // errResult turns a model error into an IsError result and passes host
-// errors through, but for a file the index lists as unreadable (its
-// permissions, or its folder replaced by a file): the model is told to
-// leave it, and the task goes on.
+// errors through, but for a file a person must fix (classify): the model
+// is told to leave it, and the task goes on.
 func errResult(err error) (ToolResult, error) {
 	var me *Error
 	switch {
 	case errors.As(err, &me):
 		return ToolResult{Text: me.Hint, IsError: true}, nil
-	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR):
+	case classify(err) == faultPerson:
+		var pe *fs.PathError
 		why := "permission denied"
-		if errors.Is(err, syscall.ENOTDIR) {
+		switch {
+		case errors.Is(err, syscall.ENOTDIR):
 			why = "its folder is a file"
+		case errors.Is(err, errOutside) || errors.Is(err, errLinkedFolder):
+			why = "a symbolic link the library does not follow"
+		case !errors.Is(err, fs.ErrPermission) && errors.As(err, &pe):
+			why = pe.Err.Error()
 		}
 		return ToolResult{Text: "the file cannot be used (" + why + "); a person must fix the memory directory. Leave it be and go on without it", IsError: true}, nil
 	}

@@ -206,7 +206,7 @@ func (s *Store) topics(ctx context.Context, op string) ([]FileInfo, error) {
 		return nil, nil
 	}
 	entries, listErr := s.worldSizes(ctx)
-	if listErr != nil && !personal(listErr) {
+	if listErr != nil && classify(listErr) != faultPerson {
 		return nil, hostErr(op, worldDir, listErr)
 	}
 	var out []FileInfo

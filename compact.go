@@ -384,7 +384,9 @@ func (s *Store) monthPaths(ctx context.Context, dir, month string) ([]string, er
 		if m.month == month {
 			ps := m.paths()
 			for i, p := range ps {
-				ps[i] = dir + "/" + strings.TrimPrefix(p, episodesDir+"/")
+				if dir != episodesDir {
+					ps[i] = archivePath(p)
+				}
 			}
 			return ps, nil
 		}

@@ -145,7 +145,7 @@ func (s *Store) resolve(op, p string) (target, error) {
 
 // validPaths is the model-facing statement of the grammar, for errors.
 func (s *Store) validPaths() string {
-	return "valid paths are " + s.pathList() + " (such as episodes/" + s.now().Format("2006-01") + ".md)"
+	return "valid paths are " + s.pathList() + " (such as " + monthPath(s.now().Format("2006-01")) + ")"
 }
 
 // quoteIfOdd keeps a path readable in an error message: a path with control

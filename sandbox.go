@@ -22,7 +22,8 @@ import (
 // through the store's os.Root (or the shared one's), so a symbolic link
 // cannot lead out of the directory.
 
-// The grammar's names, defined in internal/paths.
+// The grammar's names and builders are internal/paths's; the root keeps
+// these short names for them, which its many callers use.
 const (
 	factsDir       = paths.FactsDir
 	episodesDir    = paths.EpisodesDir

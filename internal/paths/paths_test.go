@@ -462,3 +462,15 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParse parses one path of each kind, and a refused one: a
+// listing parses every name it lists.
+func BenchmarkParse(b *testing.B) {
+	ps := []string{"facts/user.md", "world/project-apollo.md", "episodes/2026-02.md", "episodes/2026-02.003.md",
+		"episodes/archive/2026-02.md", "procedures.md", "persona.md", "facts/../x"}
+	for b.Loop() {
+		for _, p := range ps {
+			withW.Parse(p)
+		}
+	}
+}

@@ -74,6 +74,7 @@ coverage:
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzResolve$$' -fuzztime=$(or $(FUZZTIME),100000x) .
 	$(GO) test -run='^$$' -fuzz='^FuzzClaudeMemory$$' -fuzztime=$(or $(FUZZTIME),20000x) .
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(or $(FUZZTIME),300000x) ./internal/paths
 	$(GO) test -run='^$$' -fuzz='^FuzzSetHead$$' -fuzztime=$(or $(FUZZTIME),40000x) ./internal/markdown
 	$(GO) test -run='^$$' -fuzz='^FuzzCapNesting$$' -fuzztime=$(or $(FUZZTIME),10000x) ./internal/markdown
 	$(GO) test -run='^$$' -fuzz='^FuzzTokenize$$' -fuzztime=$(or $(FUZZTIME),150000x) ./internal/search

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mdmemory/memory/internal/markdown"
+	"github.com/mdmemory/memory/internal/paths"
 )
 
 // Check: a lint of the memory files for the person who edits them. Every
@@ -242,7 +243,7 @@ func monthOfName(stem string) (string, bool) {
 		return "", false
 	}
 	name := fmt.Sprintf("%04d-%02d", year, month)
-	return name, validMonth(name)
+	return name, paths.ValidMonth(name)
 }
 
 // unreadable reports a file or folder (p ends in "/") that cannot be read.
@@ -322,7 +323,7 @@ func (c *checker) worldBudget(entries []Entry) {
 	}
 	total := int64(0)
 	for _, e := range entries {
-		if isTopic(e.Name) {
+		if paths.IsTopic(e.Name) {
 			total += e.Size
 		}
 	}
@@ -519,9 +520,10 @@ func dateLine(d *markdown.Doc, e markdown.Entry) int {
 // in both.
 func (c *checker) sealed(entries []Entry) {
 	newest := map[string]int{}
+	g := c.s.grammar()
 	for _, e := range entries {
-		if m, part, ok := episodeName(strings.TrimPrefix(e.Name, episodesDir+"/")); ok && path.Dir(e.Name) == episodesDir {
-			newest[m] = max(newest[m], part)
+		if p, why := g.Parse(e.Name); why == paths.OK && (p.Kind == paths.KindMonth || p.Kind == paths.KindPart) {
+			newest[p.Month] = max(newest[p.Month], p.Part)
 		}
 	}
 	for m, n := range newest {

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mdmemory/memory/internal/markdown"
+	"github.com/mdmemory/memory/internal/paths"
 )
 
 // Claude's memory tool. Claude models are trained on a client-side tool,
@@ -789,7 +790,7 @@ func (s *Store) claudeMissing(ctx context.Context, cp claudePath) string {
 		return msg + " " + claudeRoot + "/" + personaFile + " is the person's own file, written by hand: there is none, and it cannot be created here"
 	case strings.HasPrefix(cp.rel, episodesDir+"/"+archiveDir+"/"):
 		return msg + " " + claudeRoot + "/" + episodesDir + "/" + archiveDir + "/ keeps the original entries of the months that were compacted, and nothing can be created there: view " + claudeRoot + "/" + episodesDir + " for the months there are"
-	case isPart(cp.rel):
+	case paths.IsPart(cp.rel):
 		return msg + " A month's full parts are made only when its file is full, never by create: view " + claudeRoot + "/" + episodesDir + " for the months and parts there are"
 	}
 	return msg + " It can be made with create."

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mdmemory/memory/internal/markdown"
+	"github.com/mdmemory/memory/internal/paths"
 )
 
 // Compaction (seed 000 section 12, seed 004's compact): memory that lasts
@@ -110,7 +111,7 @@ func (s *Store) Compact(ctx context.Context, llm LLM, opts *CompactOptions) (Com
 		y, m, _ := s.now().Date()
 		o.Before = time.Date(y, m-6, 1, 0, 0, 0, 0, time.UTC).Format("2006-01")
 	}
-	if !validMonth(o.Before) || o.KeepLast < 0 {
+	if !paths.ValidMonth(o.Before) || o.KeepLast < 0 {
 		return res, modelErr(op, "", ErrInvalidContent, fmt.Sprintf("options: Before %q must be YYYY-MM and KeepLast (%d) not negative", o.Before, o.KeepLast), "")
 	}
 	end, err := s.begin(ctx, op, "")
@@ -300,7 +301,7 @@ type fileVersion struct{ path, version string }
 func (snap monthSnapshot) parts() []fileVersion {
 	var ps []fileVersion
 	for i, p := range snap.paths {
-		if isPart(p) {
+		if paths.IsPart(p) {
 			ps = append(ps, fileVersion{p, snap.versions[i]})
 		}
 	}
@@ -351,7 +352,7 @@ func (s *Store) snapshot(ctx context.Context, month string) (snap monthSnapshot,
 		snap.contents = append(snap.contents, b)
 		snap.versions = append(snap.versions, v)
 	}
-	if n := len(snap.paths); n > 0 && !isPart(snap.paths[n-1]) {
+	if n := len(snap.paths); n > 0 && !paths.IsPart(snap.paths[n-1]) {
 		b := snap.contents[n-1]
 		snap.marked = compactedMark(markdown.Parse(b[:markdown.HeadLen(b)]))
 	}
@@ -394,7 +395,9 @@ func (s *Store) monthPaths(ctx context.Context, dir, month string) ([]string, er
 		if m.month == month {
 			ps := m.paths()
 			for i, p := range ps {
-				ps[i] = dir + "/" + strings.TrimPrefix(p, episodesDir+"/")
+				if dir != episodesDir {
+					ps[i] = archivePath(p)
+				}
 			}
 			return ps, nil
 		}
@@ -420,7 +423,7 @@ func (snap monthSnapshot) archiveMatches() bool {
 func (snap monthSnapshot) archivedParts() []fileVersion {
 	var stale []fileVersion
 	for i, p := range snap.paths {
-		if a, ok := snap.archived[archivePath(p)]; ok && isPart(p) && bytes.Equal(a, snap.contents[i]) {
+		if a, ok := snap.archived[archivePath(p)]; ok && paths.IsPart(p) && bytes.Equal(a, snap.contents[i]) {
 			stale = append(stale, fileVersion{p, snap.versions[i]})
 		}
 	}

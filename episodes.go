@@ -245,7 +245,7 @@ func (s *Store) episodeEntry(op string, t target, d *markdown.Doc) ([]byte, erro
 				"; write it as \"- Date: "+t.month+"-DD\" with the day the task happened")
 		case day.Format("2006-01") != t.month:
 			return nil, modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("the entry is dated %s, outside %s", e.Date, t.path),
-				fmt.Sprintf("; append it to %s/%s.md, or correct its \"- Date:\" line", episodesDir, day.Format("2006-01")))
+				"; append it to "+monthPath(day.Format("2006-01"))+", or correct its \"- Date:\" line")
 		}
 		return src, nil
 	}
@@ -253,7 +253,7 @@ func (s *Store) episodeEntry(op string, t target, d *markdown.Doc) ([]byte, erro
 	if !strings.HasPrefix(today, t.month+"-") {
 		// The clock's date would put the entry outside its month.
 		return nil, modelErr(op, t.path, ErrInvalidContent, fmt.Sprintf("the entry has no \"- Date:\" line and today, %s, is outside %s", today, t.path),
-			fmt.Sprintf("; append it to episodes/%s.md, or give it a \"- Date: %s-DD\" line with the day it happened", today[:7], t.month))
+			fmt.Sprintf("; append it to %s, or give it a \"- Date: %s-DD\" line with the day it happened", monthPath(today[:7]), t.month))
 	}
 
 	at := d.Headings[0].End

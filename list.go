@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mdmemory/memory/internal/paths"
 )
 
 // listWorkers bounds the heads List reads at once.
@@ -80,7 +82,7 @@ func (s *Store) listAll(ctx context.Context, all []Entry) ([]FileInfo, error) {
 	if s.opts.World != nil {
 		if folders[worldDir] {
 			for _, e := range all {
-				if isTopic(e.Name) {
+				if paths.IsTopic(e.Name) {
 					file(e.Name)
 				}
 			}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mdmemory/memory/internal/markdown"
+	"github.com/mdmemory/memory/internal/paths"
 )
 
 // Defaults for the zero values of [Options].
@@ -293,7 +293,7 @@ func (o *Options) fill() error {
 	}
 	seen := map[string]bool{}
 	for _, f := range o.FactFiles {
-		if !validFactName(f.Name) {
+		if !paths.ValidFactName(f.Name) {
 			return fmt.Errorf("memory: open: fact file %q: %w: use lower-case letters, digits, '-' and '_', ending in .md", f.Name, ErrInvalidPath)
 		}
 		if seen[f.Name] {
@@ -329,19 +329,6 @@ func (o *Options) fill() error {
 		o.Now = time.Now
 	}
 	return nil
-}
-
-func validFactName(name string) bool {
-	stem, ok := strings.CutSuffix(name, ".md")
-	if !ok || stem == "" {
-		return false
-	}
-	for _, c := range stem {
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // Close releases the store, and the directory when Open opened it. Calls
@@ -581,29 +568,11 @@ func (s *Store) files(ctx context.Context) ([]Entry, error) {
 		return nil, err
 	}
 	out := make([]Entry, 0, len(all))
+	g := s.grammar()
 	for _, e := range all {
-		dir, base := path.Split(e.Name)
-		switch dir {
-		case "":
-			if base != proceduresFile {
-				continue
-			}
-		case factsDir + "/":
-			if !slices.ContainsFunc(s.opts.FactFiles, func(f FactFile) bool { return f.Name == base }) {
-				continue
-			}
-		case worldDir + "/":
-			if !isTopic(e.Name) || s.opts.World == nil {
-				continue
-			}
-		case episodesDir + "/", episodesDir + "/" + archiveDir + "/":
-			if _, _, ok := episodeName(base); !ok {
-				continue
-			}
-		default:
-			continue
+		if g.Listed(e.Name) {
+			out = append(out, e)
 		}
-		out = append(out, e)
 	}
 	return out, err
 }

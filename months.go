@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/mdmemory/memory/internal/paths"
 )
 
 // Month files. A month's episodes are in episodes/YYYY-MM.md. A month that
@@ -24,68 +25,14 @@ import (
 // memory_read and search, never listed.
 
 const (
-	archiveDir = "archive"
-
 	// partMax is the size past which an append seals the month's file as a
 	// part and starts a new one.
 	partMax = 16 << 10
 
-	// maxParts bounds the parts of one month: 999 × partMax is about
-	// 16 MiB of episodes in a month.
-	maxParts = 999
+	// maxParts bounds the parts of one month, as their three-digit numbers
+	// do: 999 × partMax is about 16 MiB of episodes in a month.
+	maxParts = paths.MaxPart
 )
-
-// monthPath is the path of a month's file: "episodes/2026-02.md".
-func monthPath(month string) string { return episodesDir + "/" + month + ".md" }
-
-// partPath is the path of a month's sealed part n: "episodes/2026-02.003.md".
-func partPath(month string, n int) string {
-	return fmt.Sprintf("%s/%s.%03d.md", episodesDir, month, n)
-}
-
-// archivePath is where Compact keeps the original of the file at p:
-// "episodes/archive/2026-02.md".
-func archivePath(p string) string {
-	return episodesDir + "/" + archiveDir + "/" + strings.TrimPrefix(p, episodesDir+"/")
-}
-
-// episodeName parses a file name in episodes/: "YYYY-MM.md" (part 0) or
-// "YYYY-MM.NNN.md" (part NNN, 001 to 999), for a real month.
-func episodeName(name string) (month string, part int, ok bool) {
-	rest, ok := strings.CutSuffix(name, ".md")
-	if !ok || len(rest) < len("2006-01") {
-		return "", 0, false
-	}
-	month, rest = rest[:7], rest[7:]
-	if !validMonth(month) {
-		return "", 0, false
-	}
-	if rest == "" {
-		return month, 0, true
-	}
-	if len(rest) != 4 || rest[0] != '.' {
-		return "", 0, false
-	}
-	n, err := strconv.Atoi(rest[1:])
-	if err != nil || n < 1 || rest[1] == '+' || rest[1] == '-' {
-		return "", 0, false
-	}
-	return month, n, true
-}
-
-// validMonth reports whether m is "YYYY-MM" with a year from 1000 to 9999
-// and a month from 01 to 12.
-func validMonth(m string) bool {
-	if len(m) != 7 || m[4] != '-' || m[0] == '0' {
-		return false
-	}
-	for i, c := range m {
-		if i != 4 && (c < '0' || c > '9') {
-			return false
-		}
-	}
-	return m[5:] >= "01" && m[5:] <= "12"
-}
 
 // monthFiles is what episodes/ (or episodes/archive/) holds of each month:
 // the numbers of its sealed parts, ascending, and whether its file exists.
@@ -129,7 +76,7 @@ func monthsFrom(entries []Entry, dir string) []monthFiles {
 		if path.Dir(e.Name) != dir {
 			continue // in a folder under dir: the archive under episodes/
 		}
-		m, part, ok := episodeName(path.Base(e.Name))
+		m, part, ok := paths.EpisodeName(path.Base(e.Name))
 		if !ok {
 			continue
 		}
@@ -154,21 +101,6 @@ func monthsFrom(entries []Entry, dir string) []monthFiles {
 	return months
 }
 
-// monthOfPath returns the month of a month's file, "2026-02" for
-// "episodes/2026-02.md", and whether p is one.
-func monthOfPath(p string) (string, bool) {
-	rest, ok := strings.CutPrefix(p, episodesDir+"/")
-	month, part, valid := episodeName(rest)
-	return month, ok && valid && part == 0
-}
-
-// isPart reports whether p is a month's sealed part:
-// "episodes/2026-02.003.md".
-func isPart(p string) bool {
-	_, part, ok := episodeName(strings.TrimPrefix(p, episodesDir+"/"))
-	return ok && part > 0
-}
-
 // olderParts says where the older entries of the month whose file is at p
 // are, for memory_read: "" when p is not a month's file or the month has
 // no parts.
@@ -187,7 +119,7 @@ func (s *Store) olderParts(ctx context.Context, p string) string {
 // file is at p, and how many it has: 0 when p is not a month's file or the
 // month has no parts.
 func (s *Store) monthParts(ctx context.Context, p string) (first, last string, n int) {
-	month, ok := monthOfPath(p)
+	month, ok := paths.MonthOf(p)
 	if !ok {
 		return "", "", 0
 	}

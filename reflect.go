@@ -634,7 +634,7 @@ func (r *Reflector) systemPrompt(ctx context.Context, c *Session) (string, error
 		Personality: joinItems(p.Personality, ", "),
 		Values:      joinItems(p.Values, "; "),
 		Today:       now.Format("2006-01-02"),
-		MonthFile:   episodesDir + "/" + now.Format("2006-01") + ".md",
+		MonthFile:   monthPath(now.Format("2006-01")),
 		Budget:      thousands(s.opts.FactsBudget),
 	}
 	d.Persona = d.Role != "" || d.Personality != "" || d.Values != ""

@@ -28,11 +28,6 @@ import (
 // and the index message names the file) and loaded whole only when a host
 // wants them; so they have a budget of their own, Options.ProceduresBudget.
 
-const (
-	personaFile    = "persona.md"
-	proceduresFile = "procedures.md"
-)
-
 // PersonaMax bounds, in bytes, how much of persona.md [Store.Persona] gives
 // and the reflector's system prompt shows: a persona is a few hundred
 // words, and a larger file is cut at a line with a note rather than allowed

@@ -6,10 +6,12 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mdmemory/memory/internal/paths"
 )
 
-// The sandbox. Paths from the model are matched against a small grammar, not
-// a blacklist: facts/<name> for a configured fact file name, or
+// The sandbox. Paths from the model are matched against a small grammar
+// (internal/paths), not a blacklist: facts/<name> for a configured fact file name, or
 // episodes/YYYY-MM.md for a real month, with its full parts
 // episodes/YYYY-MM.NNN.md (read and patched, not appended to) and the
 // originals Compact keeps under episodes/archive/ (read only); two files
@@ -20,13 +22,40 @@ import (
 // through the store's os.Root (or the shared one's), so a symbolic link
 // cannot lead out of the directory.
 
+// The grammar's names and builders are internal/paths's; the root keeps
+// these short names for them, which its many callers use.
 const (
-	factsDir    = "facts"
-	episodesDir = "episodes"
+	factsDir       = paths.FactsDir
+	episodesDir    = paths.EpisodesDir
+	worldDir       = paths.WorldDir
+	archiveDir     = paths.ArchiveDir
+	personaFile    = paths.PersonaFile
+	proceduresFile = paths.ProceduresFile
+	maxTopicLen    = paths.MaxTopicLen
 )
 
 // factPath is the path of the fact file named name: "facts/user.md".
-func factPath(name string) string { return factsDir + "/" + name }
+func factPath(name string) string { return paths.Fact(name) }
+
+// monthPath is the path of a month's file: "episodes/2026-02.md".
+func monthPath(month string) string { return paths.Month(month) }
+
+// partPath is the path of a month's sealed part n: "episodes/2026-02.003.md".
+func partPath(month string, n int) string { return paths.Part(month, n) }
+
+// archivePath is where Compact keeps the original of the file at p:
+// "episodes/archive/2026-02.md".
+func archivePath(p string) string { return paths.Archive(p) }
+
+// grammar is the store's path grammar: its fact files, and whether it
+// shares world topics.
+func (s *Store) grammar() paths.Grammar {
+	names := make([]string, len(s.opts.FactFiles))
+	for i, f := range s.opts.FactFiles {
+		names[i] = f.Name
+	}
+	return paths.Grammar{Facts: names, World: s.opts.World != nil}
+}
 
 // target is a path that passed the grammar.
 type target struct {
@@ -54,87 +83,74 @@ func (t target) isProcedures() bool { return t.root == proceduresFile }
 func (t target) isEpisode() bool { return t.fact < 0 && t.root == "" && t.topic == "" && !t.cache }
 
 // resolve maps a model-supplied path to a file of the store, or explains with
-// an ErrInvalidPath model error why it is not one.
+// an ErrInvalidPath model error why it is not one. The grammar says what
+// the path is; resolve words its refusals, and refuses what op may not do
+// to a file of its kind: change persona.md, append to a month's sealed
+// part, change an archived original.
 func (s *Store) resolve(op, p string) (target, error) {
 	shown := quoteIfOdd(p)
 	bad := func(format string, args ...any) (target, error) {
 		return target{}, modelErr(op, shown, ErrInvalidPath, fmt.Sprintf(format, args...), "; "+s.validPaths())
 	}
-	switch {
-	case p == "":
+	got, why := s.grammar().Parse(p)
+	switch why {
+	case paths.OK:
+	case paths.Empty:
 		return bad("the path is empty")
-	case strings.ContainsFunc(p, unicode.IsControl):
+	case paths.Control:
 		return bad("the path contains a control character")
-	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || (len(p) > 1 && p[1] == ':'):
+	case paths.Absolute:
 		return bad("the path must be relative to the memory directory, not absolute")
-	case strings.Contains(p, `\`):
+	case paths.Backslash:
 		return bad(`the path must use forward slashes, not backslashes`)
-	}
-	segs := strings.Split(p, "/")
-	for _, seg := range segs {
-		switch {
-		case seg == "." || seg == "..":
-			return bad("the path may not contain . or .. segments")
-		case seg == "":
-			return bad("the path has an empty segment (a doubled or trailing slash)")
-		case strings.HasPrefix(seg, "."):
-			return bad("the path may not name hidden files or folders")
+	case paths.DotSegment:
+		return bad("the path may not contain . or .. segments")
+	case paths.EmptySegment:
+		return bad("the path has an empty segment (a doubled or trailing slash)")
+	case paths.Hidden:
+		return bad("the path may not name hidden files or folders")
+	case paths.NotFact:
+		return bad("%s is not one of the fact files", shown)
+	case paths.NoWorld:
+		return bad("%s is a shared world topic, and this memory shares no world facts with other agents", shown)
+	case paths.BadTopic:
+		like := topicExample
+		if t := paths.TopicFor(strings.TrimPrefix(p, worldDir+"/")); t != "" {
+			like = paths.Topic(t)
 		}
+		return bad("%s is not a world topic: its name must be lower-case letters and digits, words joined by single dashes, at most %d characters, ending in .md, such as %s", shown, maxTopicLen, like)
+	case paths.BadMonth:
+		return bad("%s is not a month file: the name must be YYYY-MM.md with a year from 1000 to 9999 and a month from 01 to 12", shown)
+	case paths.BadArchived:
+		return bad("%s is not an archived month file", shown)
+	default:
+		return bad("%s is not a memory file", shown)
 	}
-	if len(segs) == 1 && (p == personaFile || p == proceduresFile) {
-		if p == personaFile && op != "read" {
+	t := target{path: p, fact: got.Fact, month: got.Month, part: got.Part, topic: got.Topic}
+	switch got.Kind {
+	case paths.KindPersona:
+		if op != "read" {
 			return target{}, s.personaRefusal(op)
 		}
-		return target{path: p, fact: -1, root: p}, nil
-	}
-	if len(segs) == 2 && segs[0] == factsDir {
-		for i, f := range s.opts.FactFiles {
-			if segs[1] == f.Name {
-				return target{path: p, fact: i}, nil
-			}
+		t.root = p
+	case paths.KindProcedures:
+		t.root = p
+	case paths.KindPart:
+		if op == "append" {
+			return bad("%s is a full part of the month, kept as it is; append to %s", shown, monthPath(got.Month))
 		}
-		return bad("%s is not one of the fact files", shown)
-	}
-	if len(segs) == 2 && segs[0] == worldDir {
-		topic, ok := topicFile(segs[1])
-		switch {
-		case s.opts.World == nil:
-			return bad("%s is a shared world topic, and this memory shares no world facts with other agents", shown)
-		case !ok:
-			like := topicExample
-			if t := topicFor(topicStem(segs[1])); t != "" {
-				like = worldDir + "/" + t + ".md"
-			}
-			return bad("%s is not a world topic: its name must be lower-case letters and digits, words joined by single dashes, at most %d characters, ending in .md, such as %s", shown, maxTopicLen, like)
+	case paths.KindArchived:
+		if op != "read" {
+			return bad("%s is an original kept by compaction, and read only; change %s instead", shown, monthPath(got.Month))
 		}
-		return target{path: p, fact: -1, topic: topic}, nil
+		t.archived = true
 	}
-	if len(segs) == 2 && segs[0] == episodesDir {
-		m, part, ok := episodeName(segs[1])
-		switch {
-		case !ok:
-			return bad("%s is not a month file: the name must be YYYY-MM.md with a year from 1000 to 9999 and a month from 01 to 12", shown)
-		case part > 0 && op == "append":
-			return bad("%s is a full part of the month, kept as it is; append to %s", shown, monthPath(m))
-		}
-		return target{path: p, fact: -1, month: m, part: part}, nil
-	}
-	if len(segs) == 3 && segs[0] == episodesDir && segs[1] == archiveDir {
-		m, part, ok := episodeName(segs[2])
-		switch {
-		case !ok:
-			return bad("%s is not an archived month file", shown)
-		case op != "read":
-			return bad("%s is an original kept by compaction, and read only; change %s instead", shown, monthPath(m))
-		}
-		return target{path: p, fact: -1, month: m, part: part, archived: true}, nil
-	}
-	return bad("%s is not a memory file", shown)
+	return t, nil
 }
 
 // validPaths is the model-facing statement of the grammar, for errors.
 func (s *Store) validPaths() string {
-	return "valid paths are " + s.pathList() + " (such as episodes/" + s.now().Format("2006-01") + ".md)"
+	return "valid paths are " + s.pathList() + " (such as " + monthPath(s.now().Format("2006-01")) + ")"
 }
 
 // quoteIfOdd keeps a path readable in an error message: a path with control

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mdmemory/memory/internal/markdown"
+	"github.com/mdmemory/memory/internal/paths"
 )
 
 // Stats describes what a store holds and what it puts into prompts.
@@ -70,7 +71,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		return st, err
 	}
 	for _, f := range files {
-		month, isMonth := monthOfPath(f.Path)
+		month, isMonth := paths.MonthOf(f.Path)
 		switch {
 		case f.Error != "":
 		case f.Path == personaFile:

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mdmemory/memory/internal/paths"
 )
 
 // Shared world facts. Several agents, each with a memory of its own, may
@@ -31,74 +33,12 @@ import (
 // and every read goes to the shared backend, so a change by another agent,
 // or a person's edit, is seen by the next call.
 
-const (
-	worldDir    = "world"
-	maxTopicLen = 64
-)
-
 // DefaultWorldBudget is the size, in bytes, the world topics may have
 // together when Options.WorldBudget is 0: as much as the fact files.
 const DefaultWorldBudget = 15360
 
 // topicExample is the topic the model-facing texts name.
 const topicExample = "world/project-apollo.md"
-
-// validTopic reports whether name is a topic's name: lower-case ASCII
-// letters and digits, in words joined by single dashes, at most
-// maxTopicLen bytes.
-func validTopic(name string) bool {
-	if name == "" || len(name) > maxTopicLen || name[0] == '-' || name[len(name)-1] == '-' || strings.Contains(name, "--") {
-		return false
-	}
-	for _, c := range []byte(name) {
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-// topicFile returns the topic of a file name in world/: "project-apollo"
-// for "project-apollo.md".
-func topicFile(base string) (string, bool) {
-	topic, ok := strings.CutSuffix(base, ".md")
-	return topic, ok && validTopic(topic)
-}
-
-// topicFor makes a topic name of a name that is not one: lower-cased, with
-// every run of other characters a dash ("Project Apollo" gives
-// "project-apollo"); "" when nothing is left.
-func topicFor(name string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(name) {
-		if 'a' <= r && r <= 'z' || '0' <= r && r <= '9' {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			b.WriteRune(r)
-			dash = false
-		} else {
-			dash = true
-		}
-	}
-	t := b.String()
-	if len(t) > maxTopicLen {
-		t = strings.TrimRight(t[:maxTopicLen], "-")
-	}
-	return t
-}
-
-// topicStem is a file name without its markdown extension, in any case:
-// "Apollo" for "Apollo.MD" or "Apollo.markdown".
-func topicStem(name string) string {
-	for _, ext := range []string{".md", ".markdown"} {
-		if len(name) > len(ext) && strings.EqualFold(name[len(name)-len(ext):], ext) {
-			return name[:len(name)-len(ext)]
-		}
-	}
-	return name
-}
 
 // split is the backend of a store with shared world facts: the names under
 // world/ are the shared backend's, every other the store's own.
@@ -108,10 +48,8 @@ type split struct {
 
 var _ Backend = split{}
 
-func inWorld(name string) bool { return name == worldDir || strings.HasPrefix(name, worldDir+"/") }
-
 func (b split) route(name string) Backend {
-	if inWorld(name) {
+	if paths.InWorld(name) {
 		return b.world
 	}
 	return b.own
@@ -128,7 +66,7 @@ func (b split) Lock(ctx context.Context, name string) (Held, error) {
 	if err != nil {
 		return nil, err
 	}
-	return splitHeld{Held: h, world: inWorld(name)}, nil
+	return splitHeld{Held: h, world: paths.InWorld(name)}, nil
 }
 
 // splitHeld is a lock of one of a split's backends.
@@ -153,7 +91,7 @@ func (h splitHeld) Remove(ctx context.Context, name, match string) error {
 
 // mine refuses a change of a file on the other backend than the lock's.
 func (h splitHeld) mine(name string) error {
-	if inWorld(name) != h.world {
+	if paths.InWorld(name) != h.world {
 		return fmt.Errorf("%s: the lock held is on the other backend: lock a name of the file's own", name)
 	}
 	return nil
@@ -174,7 +112,7 @@ func (b split) List(ctx context.Context, dir string) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	own = slices.DeleteFunc(own, func(e Entry) bool { return inWorld(e.Name) })
+	own = slices.DeleteFunc(own, func(e Entry) bool { return paths.InWorld(e.Name) })
 	all := append(own, world...)
 	slices.SortFunc(all, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 	return all, nil
@@ -186,15 +124,7 @@ func (s *Store) worldSizes(ctx context.Context) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(entries, func(e Entry) bool { return !isTopic(e.Name) }), nil
-}
-
-// isTopic reports whether name is the path of a world topic:
-// "world/project-apollo.md".
-func isTopic(name string) bool {
-	base, ok := strings.CutPrefix(name, worldDir+"/")
-	_, valid := topicFile(base)
-	return ok && valid
+	return slices.DeleteFunc(entries, func(e Entry) bool { return !paths.IsTopic(e.Name) }), nil
 }
 
 // topics describes the world topics as List lists them, by name: each with

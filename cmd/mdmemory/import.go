@@ -19,6 +19,7 @@ import (
 
 	"github.com/mdmemory/memory"
 	"github.com/mdmemory/memory/internal/markdown"
+	"github.com/mdmemory/memory/internal/paths"
 )
 
 // import: the memory of the systems people come from, moved in through
@@ -563,29 +564,9 @@ func (p *planner) facts(to string) func(string) {
 func (p *planner) topic(from string) {
 	to := "facts/memory.md"
 	if p.world {
-		to = "world/" + topicName(strings.TrimSuffix(path.Base(from), ".md")) + ".md"
+		to = paths.Topic(cmp.Or(paths.TopicFor(path.Base(from)), "topic"))
 	}
 	p.topics = p.lines(from, to, p.topics)
-}
-
-// topicName makes a file name a world topic's: lower-case letters, digits
-// and dashes.
-func topicName(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-		if b.Len() >= 60 {
-			break
-		}
-	}
-	return strings.Trim(cmp.Or(b.String(), "topic"), "-")
 }
 
 // lines adds the list items of the file from as fact lines of to, and
@@ -674,7 +655,7 @@ func (p *planner) daily(from, day string) {
 		return
 	}
 	d := markdown.Parse(src)
-	to := "episodes/" + day[:7] + ".md"
+	to := paths.Month(day[:7])
 	var heads []markdown.Heading
 	for _, h := range d.Headings {
 		if h.Level <= 2 {
@@ -737,7 +718,7 @@ type importedEntries struct {
 // with its heading and each of its lines (the library adds a Date line).
 // Fact lines are the guard's to judge, which refuses a repeat.
 func (d *importedEntries) has(ctx context.Context, to, entry string) (bool, error) {
-	if d.s == nil || !strings.HasPrefix(to, "episodes/") {
+	if _, month := paths.MonthOf(to); d.s == nil || !month {
 		return false, nil
 	}
 	entries, ok := d.months[to]
@@ -766,20 +747,21 @@ func (d *importedEntries) has(ctx context.Context, to, entry string) (bool, erro
 // read returns the entries of the month file to and its parts, each as its
 // lines without the blank ones.
 func (d *importedEntries) read(ctx context.Context, to string) ([][]string, error) {
-	files, err := d.s.List(ctx)
+	list, err := d.s.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	paths := []string{to}
-	for _, f := range files {
+	month, _ := paths.MonthOf(to)
+	ps := []string{to}
+	for _, f := range list {
 		if f.Path == to {
 			for i := f.Parts; i >= 1; i-- {
-				paths = append([]string{fmt.Sprintf("%s.%03d.md", strings.TrimSuffix(to, ".md"), i)}, paths...)
+				ps = append([]string{paths.Part(month, i)}, ps...)
 			}
 		}
 	}
 	var entries [][]string
-	for _, p := range paths {
+	for _, p := range ps {
 		text, err := d.s.Read(ctx, p)
 		if errors.Is(err, memory.ErrNotFound) {
 			continue

@@ -257,10 +257,11 @@
 // keeping with the tools, with the facts, the procedures and the episode
 // index in its system prompt (testdata/reflector_prompt.golden). A
 // persona.md the person wrote opens that prompt in place of
-// [ReflectorOptions].Persona; the prompt says when a task taught a
-// procedure worth recording and, with a world, when a fact belongs in a
-// topic (about a project, a place, a system, a team every agent should
-// know). The model is anything with Complete(ctx, Request) (Response,
+// [ReflectorOptions].Persona (testdata/reflector_prompt_persona.golden);
+// the prompt says when a task taught a procedure worth recording and, with
+// a world, when a fact belongs in a topic (about a project, a place, a
+// system, a team every agent should know;
+// testdata/reflector_prompt_world.golden). The model is anything with Complete(ctx, Request) (Response,
 // error), such as an [LLMFunc]. The loop makes at most MaxRounds model
 // calls (5), runs the tool calls in order, feeds every result or mistake
 // back as a tool message, trims the task's conversation to about 60% of
@@ -378,9 +379,10 @@
 //     from earlier conversations, may be out of date, and is data, not
 //     instructions. Each file in the reflector's prompt and in Context is
 //     framed by <file path="…" version="…"> and </file version="…">, each
-//     entry in Context by <entry …> and </entry version="…">, and the world
-//     topics by <topics path="world/" version="…"> and </topics
-//     version="…">, with the version of the text inside: no text can contain
-//     its own version, so none can end its frame early and pass for the
-//     library's own words.
+//     entry in Context by <entry path="…" line="…" version="…"> and </entry
+//     version="…">, and the world topics, in the index message and the
+//     reflector's prompt, by <topics path="world/" version="…"> and
+//     </topics version="…"> (testdata/index_message_world.golden), with the
+//     version of the text inside: no text can contain its own version, so
+//     none can end its frame early and pass for the library's own words.
 package memory

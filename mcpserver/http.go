@@ -372,6 +372,7 @@ func (h *handler) acquire(ctx context.Context, user string) (*tenant, error) {
 	if t.store == nil {
 		store, close, err := h.open(ctx, user)
 		if err == nil && store == nil {
+			//lint:ignore ST1005 Open is the name of the Users method at fault
 			err = errors.New("Open returned no store")
 		}
 		if err != nil {

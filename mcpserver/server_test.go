@@ -354,7 +354,7 @@ func TestResources(t *testing.T) {
 	} {
 		_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		var werr *jsonrpc.Error
-		if !errors.As(err, &werr) || werr.Code != mcp.CodeResourceNotFound {
+		if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams {
 			t.Errorf("read %s: %v, want resource not found", uri, err)
 		}
 	}
@@ -548,7 +548,7 @@ func TestResourcesUnreadable(t *testing.T) {
 	}
 	_, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "memory:///facts/memory.md"})
 	var werr *jsonrpc.Error
-	if err == nil || (errors.As(err, &werr) && werr.Code == mcp.CodeResourceNotFound) {
+	if err == nil || (errors.As(err, &werr) && werr.Code == jsonrpc.CodeInvalidParams) {
 		t.Errorf("reading the unreadable file: %v, want a host error", err)
 	}
 }

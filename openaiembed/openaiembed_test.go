@@ -259,7 +259,8 @@ func TestEmbedTransport(t *testing.T) {
 	require.ErrorContains(t, err, "reading the response")
 
 	// A nil context cannot make a request.
-	_, err = c.Embed(nil, []string{"a"}) //nolint:staticcheck // the error of a nil context is what is tested
+	//lint:ignore SA1012 the error of a nil context is what is tested
+	_, err = c.Embed(nil, []string{"a"})
 	require.Error(t, err)
 
 	// A response over the limit.

@@ -175,7 +175,7 @@ func TestToolRunner(t *testing.T) {
 	tools := append(anthropicmem.BetaTools(session, stop), anthropicmem.BetaMemoryTool(session, stop))
 	runner := client.Beta.Messages.NewToolRunner(tools, anthropic.BetaToolRunnerParams{
 		BetaMessageNewParams: anthropic.BetaMessageNewParams{
-			Model:     anthropic.ModelClaudeSonnet4_5_20250929,
+			Model:     anthropic.ModelClaudeSonnet5_5,
 			MaxTokens: 1024,
 			Messages:  []anthropic.BetaMessageParam{anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock("I prefer green tea now."))},
 		},
@@ -241,7 +241,7 @@ func TestToolRunnerModelErrors(t *testing.T) {
 	tools := append(anthropicmem.BetaTools(session, nil), anthropicmem.BetaMemoryTool(session, nil))
 	runner := client.Beta.Messages.NewToolRunner(tools, anthropic.BetaToolRunnerParams{
 		BetaMessageNewParams: anthropic.BetaMessageNewParams{
-			Model: anthropic.ModelClaudeSonnet4_5_20250929, MaxTokens: 1024,
+			Model: anthropic.ModelClaudeSonnet5_5, MaxTokens: 1024,
 			Messages: []anthropic.BetaMessageParam{anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock("Forget everything about me."))},
 		},
 	})
@@ -280,7 +280,7 @@ func TestToolRunnerHostFailure(t *testing.T) {
 			}
 			runner := client.Beta.Messages.NewToolRunner([]anthropic.BetaTool{anthropicmem.BetaMemoryTool(session, onHostFailure)}, anthropic.BetaToolRunnerParams{
 				BetaMessageNewParams: anthropic.BetaMessageNewParams{
-					Model: anthropic.ModelClaudeSonnet4_5_20250929, MaxTokens: 1024,
+					Model: anthropic.ModelClaudeSonnet5_5, MaxTokens: 1024,
 					Messages: []anthropic.BetaMessageParam{anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock("hi"))},
 				},
 			})
@@ -351,7 +351,7 @@ func TestBetaAnswerLoop(t *testing.T) {
 	session := s.NewSession()
 	ctx := context.Background()
 	params := anthropic.BetaMessageNewParams{
-		Model: anthropic.ModelClaudeSonnet4_5_20250929, MaxTokens: 1024,
+		Model: anthropic.ModelClaudeSonnet5_5, MaxTokens: 1024,
 		Messages: []anthropic.BetaMessageParam{anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock("Remember the travel lessons."))},
 	}
 	// The user's glue, as the README shows it.
@@ -395,7 +395,7 @@ func TestAnswerLoop(t *testing.T) {
 	session := s.NewSession()
 	ctx := context.Background()
 	params := anthropic.MessageNewParams{
-		Model: anthropic.ModelClaudeSonnet4_5_20250929, MaxTokens: 1024,
+		Model: anthropic.ModelClaudeSonnet5_5, MaxTokens: 1024,
 		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("My name is 建军."))},
 		Tools:    append(anthropicmem.ToolParams(session), anthropicmem.MemoryToolParam()),
 	}

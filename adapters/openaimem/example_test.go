@@ -24,7 +24,7 @@ func ask(ctx context.Context, client openai.Client, dir, input string) (string, 
 
 	conv := store.NewSession() // one conversation: what it reads, it may change
 	params := openai.ChatCompletionNewParams{
-		Model:    openai.ChatModelGPT4oMini,
+		Model:    openai.ChatModelGPT5_4Mini,
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(input)},
 		Tools:    openaimem.Tools(conv),
 	}

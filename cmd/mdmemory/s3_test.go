@@ -239,6 +239,7 @@ func TestS3(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(mdm(t, env, "stats", "--json").ok(t)), &st))
 	require.Equal(t, 2, st.Files)
 	require.Equal(t, "No problems found.\n", mdm(t, env, "check").ok(t))
+	require.Equal(t, before, keys(t, c, prefix), "the reading commands wrote nothing, not even a lease")
 
 	// A person's hand-made files, put with `aws s3 cp`.
 	for key, body := range map[string]string{

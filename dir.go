@@ -98,7 +98,17 @@ type Dir struct {
 	closed     atomic.Bool
 	waiting    int  // guarded by mu: Lock's goroutines waiting in the system's queue, which use the files
 	closeLater bool // guarded by mu: Close came while some waited; the last one closes the files
+
+	seenMu sync.Mutex
+	seen   map[string]seenFile // by name: the version of the files read whole, and their stamp then
 }
+
+// seenFile is what a Dir remembers of a file it read whole: its version,
+// and its stamp before it was read.
+type seenFile struct{ stamp, version string }
+
+// maxSeen bounds the files a Dir remembers; it forgets them all past it.
+const maxSeen = 1024
 
 var _ Backend = (*Dir)(nil)
 
@@ -589,6 +599,7 @@ func (d *Dir) Read(ctx context.Context, name string, limit int64) (Content, erro
 		if int64(n) == fi.Size() {
 			if extra, _ := f.Read(make([]byte, 1)); extra == 0 {
 				c.Version = Version(string(c.Data))
+				d.remember(name, fi, c.Version)
 			}
 		}
 		return c, nil
@@ -601,7 +612,26 @@ func (d *Dir) Read(ctx context.Context, name string, limit int64) (Content, erro
 		return Content{}, err
 	}
 	b := buf.Bytes()
-	return Content{Data: b, Size: int64(len(b)), Version: Version(string(b))}, nil
+	c := Content{Data: b, Size: int64(len(b)), Version: Version(string(b))}
+	d.remember(name, fi, c.Version)
+	return c, nil
+}
+
+// remember notes the version of the file at name, read whole, and its stamp
+// as fi, taken before the read, gives it: a change made during the read
+// changes the stamp, so the version is never tied to a stamp it does not
+// belong to.
+func (d *Dir) remember(name string, fi fs.FileInfo, version string) {
+	st := stamp(fi)
+	if st == "" {
+		return
+	}
+	d.seenMu.Lock()
+	defer d.seenMu.Unlock()
+	if d.seen == nil || len(d.seen) >= maxSeen {
+		d.seen = map[string]seenFile{}
+	}
+	d.seen[name] = seenFile{st, version}
 }
 
 // open opens the regular file at name for reading, following only the
@@ -766,14 +796,30 @@ func (d *Dir) isLink(name string) bool {
 	return err == nil && fi.Mode()&fs.ModeSymlink != 0
 }
 
-// version is [Version] of the file at name, hashed as it is read: a file
-// a person made large takes time, but no memory.
+// version is [Version] of the file at name. When the file's stamp is the
+// one it had when this Dir last read it whole (the Store reads a file
+// under the lock before it changes it), the version is the one read then,
+// and the file is not read again; otherwise it is hashed as it is read: a
+// file a person made large takes time, but no memory. The stamp's times
+// are the system's, which on most file systems move in steps of a few
+// milliseconds: a program that rewrote the file in place with as many
+// bytes, within the same step as the change before it and after the read,
+// would go unseen, as would an edit saved between the comparison and the
+// rename (see [Dir]).
 func (d *Dir) version(name string) (string, error) {
-	f, _, err := d.open(name)
+	f, fi, err := d.open(name)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
+	if st := stamp(fi); st != "" {
+		d.seenMu.Lock()
+		seen, ok := d.seen[name]
+		d.seenMu.Unlock()
+		if ok && seen.stamp == st {
+			return seen.version, nil
+		}
+	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", err

@@ -255,3 +255,33 @@ func TestListFailureIsAnError(t *testing.T) {
 	_, err = s2.List(ctx)
 	require.ErrorContains(t, err, "503 SlowDown")
 }
+
+// TestDirVersionAfterEditInPlace: a file changed in place after the Dir
+// read it (an editor that writes into the file, not over it) is not at the
+// version read: a write through the lock at that version is refused.
+func TestDirVersionAfterEditInPlace(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	writeFile(t, dir, "facts/user.md", "- Name: Zhang San\n")
+	d, err := memory.OpenDir(dir)
+	require.NoError(t, err)
+	defer d.Close()
+	c, err := d.Read(ctx, "facts/user.md", -1)
+	require.NoError(t, err)
+	f, err := os.OpenFile(filepath.Join(dir, "facts", "user.md"), os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("- Pet: cat\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, err = put(ctx, d, "facts/user.md", []byte("- Name: Li Si\n"), c.Version)
+	require.ErrorIs(t, err, memory.ErrChanged)
+	got, err := os.ReadFile(filepath.Join(dir, "facts", "user.md"))
+	require.NoError(t, err)
+	require.Equal(t, "- Name: Zhang San\n- Pet: cat\n", string(got))
+
+	// Read again, the version is the file's, and the write goes through.
+	c, err = d.Read(ctx, "facts/user.md", -1)
+	require.NoError(t, err)
+	_, err = put(ctx, d, "facts/user.md", []byte("- Name: Li Si\n"), c.Version)
+	require.NoError(t, err)
+}

@@ -807,7 +807,6 @@ func entryLine(e markdown.Entry) string {
 	return cut(printable(line), 200)
 }
 
-
 // leftOut says what the episode index does not show: the n oldest entries
 // of month m's file (or part) being read, the entries of its inParts older
 // parts, and the older months.

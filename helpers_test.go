@@ -81,9 +81,10 @@ type checkedDir struct {
 // checkMemory reports on t, with Errorf, every rule the memory in dir
 // breaks that the library keeps when it writes:
 //
-//   - a temporary file left behind (a name with ".tmp-"), or a dot-file
-//     the library does not write (it writes ".lock" and, for Embedder's
-//     cache, .cache/vectors-<model>.bin);
+//   - a temporary file left behind (a name with ".tmp-"), or another file
+//     List does not show (a dot-file, or a file in a dot-folder) that the
+//     library does not write (it writes ".lock" and, for Embedder's cache,
+//     .cache/vectors-<model>.bin);
 //   - every finding of Store.Check, warnings included: a file outside the
 //     grammar, one that is not text or over 1 MiB, a file without its
 //     title or summary, a month's text outside its "## " entries or an
@@ -106,13 +107,14 @@ func checkMemory(t testing.TB, s *memory.Store, dir string, opts *memory.Options
 		}
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
-		switch name := d.Name(); {
-		case d.IsDir() || !strings.HasPrefix(name, "."):
-		case strings.Contains(name, ".tmp-"):
+		switch hidden := strings.HasPrefix(rel, ".") || strings.Contains(rel, "/."); {
+		case d.IsDir() || !hidden:
+			// A file List shows: Check reports it if it is outside the grammar.
+		case strings.Contains(d.Name(), ".tmp-"):
 			t.Errorf("memory left by the test: %s is a temporary file left behind: the library renames or removes every one it writes%s", rel, hint)
 		case rel == ".lock", strings.HasPrefix(rel, ".cache/vectors-") && strings.HasSuffix(rel, ".bin") && !strings.Contains(rel[len(".cache/"):], "/"):
 		default:
-			t.Errorf("memory left by the test: %s is a dot-file the library does not write (it writes .lock and .cache/vectors-<model>.bin)%s", rel, hint)
+			t.Errorf("memory left by the test: %s is a hidden file the library does not write (it writes .lock and .cache/vectors-<model>.bin)%s", rel, hint)
 		}
 		return nil
 	})

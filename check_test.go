@@ -214,6 +214,7 @@ func TestCheck(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s, dir := open(t, tc.opts)
+			leavesBroken(t, "each case lays out a person's files, most of them broken, for Check to find")
 			for p, content := range tc.files {
 				writeFile(t, dir, p, content)
 			}
@@ -270,6 +271,7 @@ func TestCheckWhatTheLibraryWrites(t *testing.T) {
 // is one finding, not one for each fact file it hides.
 func TestCheckRootFileForFolder(t *testing.T) {
 	s, dir := open(t, nil)
+	leavesBroken(t, "a file named facts where the folder belongs is its point")
 	require.NoError(t, os.Remove(filepath.Join(dir, "facts")))
 	writeFile(t, dir, "facts", "- Name: Jianjun\n")
 	got, err := s.Check(context.Background())
@@ -284,6 +286,7 @@ func TestCheckLinkOut(t *testing.T) {
 		t.Skip("symbolic links need privileges on Windows")
 	}
 	s, dir := open(t, nil)
+	leavesBroken(t, "a fact file that links out of the directory is its point")
 	outside := filepath.Join(t.TempDir(), "user.md")
 	require.NoError(t, os.WriteFile(outside, []byte(cleanUser), 0o644))
 	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "facts", "user.md")))

@@ -441,6 +441,7 @@ func TestSealedAppendInAConversation(t *testing.T) {
 func TestCompactEdges(t *testing.T) {
 	ctx := context.Background()
 	s, dir := seedOld(t)
+	leavesBroken(t, "a person's month with a NUL byte is one of its edges")
 
 	res, err := s.Compact(ctx, nil, &memory.CompactOptions{KeepLast: 10})
 	require.NoError(t, err)

@@ -139,6 +139,7 @@ func reopen(t *testing.T, dir string, opts *memory.Options) *memory.Store {
 	s, err := memory.Open(dir, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
+	checkAtEnd(t, s, dir, opts)
 	return s
 }
 

@@ -22,6 +22,7 @@ func TestAppendEpisodes(t *testing.T) {
 		entry    string
 		summary  string
 		want     string
+		broken   string // why the file is left as Check reports it, "" when sound
 	}{
 		{name: "new month file",
 			entry: "## Tokyo flight research\n- Summary: Spring Airlines cheapest\n- Task: compare flights",
@@ -53,7 +54,8 @@ func TestAppendEpisodes(t *testing.T) {
 		{name: "explicit summary wins",
 			existing: "# 2026-02 Episodes\n\n> Summary: A\n\n## A\n",
 			entry:    "## B\n- Date: 2026-02-02", summary: "  flights, gifts  ",
-			want: "# 2026-02 Episodes\n\n> Summary: flights, gifts\n\n## A\n\n## B\n- Date: 2026-02-02\n"},
+			broken: "the person's entry A has no date, and Append keeps it so",
+			want:   "# 2026-02 Episodes\n\n> Summary: flights, gifts\n\n## A\n\n## B\n- Date: 2026-02-02\n"},
 		{name: "person's file gets title and summary",
 			existing: "## A\n- Date: 2026-02-01\n",
 			entry:    "## B\n- Date: 2026-02-02",
@@ -61,6 +63,7 @@ func TestAppendEpisodes(t *testing.T) {
 		{name: "a person's formatting is kept",
 			existing: "My Episodes\n===========\n\n>   Summary: mine\n\n## A\n*  messy   bullet  \n\n```\n## not an entry\n```\n",
 			entry:    "## B\n- Date: 2026-02-02",
+			broken:   "the person's entry A has no date, and Append keeps it so",
 			want:     "My Episodes\n===========\n\n> Summary: A, B\n\n## A\n*  messy   bullet  \n\n```\n## not an entry\n```\n\n## B\n- Date: 2026-02-02\n"},
 		{name: "code fence inside the entry",
 			entry: "## Fix\n- Summary: fixed parser\n\n```go\n## not a heading\n# nor a title\n```",
@@ -69,6 +72,9 @@ func TestAppendEpisodes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, dir := open(t, nil)
+			if tt.broken != "" {
+				leavesBroken(t, tt.broken)
+			}
 			if tt.existing != "" {
 				writeFile(t, dir, "episodes/2026-02.md", tt.existing)
 			}
@@ -142,6 +148,7 @@ func TestAppendKeepsAPersonsBlockquote(t *testing.T) {
 
 func TestAppendNeverBecomesTheHead(t *testing.T) {
 	s, dir := open(t, nil)
+	leavesBroken(t, "a person's fact file with a fence never closed is its point")
 	require.NoError(t, s.Append(context.Background(), "facts/user.md", "> Summary: loves tea", ""))
 	require.Equal(t, "# User\n\n> Summary: no facts yet\n\n> Summary: loves tea\n", readFile(t, dir, "facts/user.md"))
 
@@ -152,6 +159,7 @@ func TestAppendNeverBecomesTheHead(t *testing.T) {
 
 func TestAppendIntoUnclosedFence(t *testing.T) {
 	s, dir := open(t, nil)
+	leavesBroken(t, "a person's month with a fence never closed is its point")
 	const broken = "# 2026-02 Episodes\n\n> Summary: A\n\n## A\n```\ncode never closed\n"
 	writeFile(t, dir, "episodes/2026-02.md", broken)
 	err := s.Append(context.Background(), "episodes/2026-02.md", "## B", "")

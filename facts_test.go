@@ -14,6 +14,7 @@ func TestFactsBudget(t *testing.T) {
 	ctx := context.Background()
 	// A budget of 200 bytes over both fact files.
 	s, dir := open(t, &memory.Options{FactsBudget: 200})
+	leavesBroken(t, "a person's facts/notes.md, not a fact file, is one of its cases")
 	head := "# User\n\n> Summary: s\n\n"                                                   // 22 bytes
 	require.NoError(t, s.Write(ctx, "facts/memory.md", head+strings.Repeat("m", 77)+"\n")) // 100 bytes
 
@@ -66,6 +67,7 @@ func TestBudgetToolText(t *testing.T) {
 // advising to condense facts that do not exist.
 func TestBudgetEmptyFacts(t *testing.T) {
 	s, dir := open(t, &memory.Options{FactsBudget: 100})
+	leavesBroken(t, "a person's edit takes the fact files over the budget")
 	ctx := context.Background()
 	err := s.Write(ctx, "facts/user.md", strings.Repeat("- fact\n", 30))
 	require.ErrorIs(t, err, memory.ErrBudgetExceeded)

@@ -3,8 +3,11 @@ package memory_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,7 +32,120 @@ func open(t testing.TB, opts *memory.Options) (*memory.Store, string) {
 	s, err := memory.Open(dir, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
+	checkAtEnd(t, s, dir, opts)
 	return s, dir
+}
+
+// leftBroken holds the tests whose point is memory that breaks a rule
+// (testing.TB → the reason), which checkAtEnd leaves unchecked.
+var leftBroken sync.Map
+
+// leavesBroken says that t leaves memory a person broke or a crash cut
+// short on purpose, for the reason given: the check of checkAtEnd is not
+// made for it. A test calls it in its own body, where a reader sees it.
+func leavesBroken(t testing.TB, reason string) {
+	t.Helper()
+	if strings.TrimSpace(reason) == "" {
+		t.Fatal("leavesBroken needs the reason the test leaves broken memory")
+	}
+	leftBroken.Store(t, reason)
+}
+
+// checkAtEnd registers, as bbolt's test DB runs tx.Check, a check of the
+// memory in dir for when t ends, after the test's own cleanups registered
+// later and before s is closed and dir removed (cleanups run last
+// registered first): checkMemory, unless t called leavesBroken. Of the
+// stores a test opens on one directory, the last one checks it.
+func checkAtEnd(t testing.TB, s *memory.Store, dir string, opts *memory.Options) {
+	t.Helper()
+	o := *opts
+	t.Cleanup(func() {
+		if _, ok := leftBroken.Load(t); ok {
+			return
+		}
+		if _, done := checked.LoadOrStore(checkedDir{t, dir}, true); done {
+			return
+		}
+		checkMemory(t, s, dir, &o)
+	})
+}
+
+// checked holds the directories checkAtEnd has checked, per test.
+var checked sync.Map // checkedDir → true
+
+type checkedDir struct {
+	t   testing.TB
+	dir string
+}
+
+// checkMemory reports on t, with Errorf, every rule the memory in dir
+// breaks that the library keeps when it writes:
+//
+//   - a temporary file left behind (a name with ".tmp-"), or another file
+//     List does not show (a dot-file, or a file in a dot-folder) that the
+//     library does not write (it writes ".lock" and, for Embedder's cache,
+//     .cache/vectors-<model>.bin);
+//   - every finding of Store.Check, warnings included: a file outside the
+//     grammar, one that is not text or over 1 MiB, a file without its
+//     title or summary, a month's text outside its "## " entries or an
+//     entry not dated in its month, a procedures.md line that is not a
+//     rule, the facts, world and procedures budgets. The one warning left
+//     out is text outside the bullets of a fact file or world topic, which
+//     the library writes when it is given it (a fact may be prose).
+//
+// Check runs on s, or, when the test closed s, on a store opened on dir
+// with opts (without its Embedder, whose cache is not checked).
+func checkMemory(t testing.TB, s *memory.Store, dir string, opts *memory.Options) {
+	t.Helper()
+	const hint = " (a test whose point is such memory says so with leavesBroken(t, reason))"
+	walk := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p != dir || !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("memory left by the test: %s cannot be read: %v%s", p, err, hint)
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		switch hidden := strings.HasPrefix(rel, ".") || strings.Contains(rel, "/."); {
+		case d.IsDir() || !hidden:
+			// A file List shows: Check reports it if it is outside the grammar.
+		case strings.Contains(d.Name(), ".tmp-"):
+			t.Errorf("memory left by the test: %s is a temporary file left behind: the library renames or removes every one it writes%s", rel, hint)
+		case rel == ".lock", strings.HasPrefix(rel, ".cache/vectors-") && strings.HasSuffix(rel, ".bin") && !strings.Contains(rel[len(".cache/"):], "/"):
+		default:
+			t.Errorf("memory left by the test: %s is a hidden file the library does not write (it writes .lock and .cache/vectors-<model>.bin)%s", rel, hint)
+		}
+		return nil
+	})
+	if walk != nil {
+		t.Errorf("memory left by the test: walking %s: %v", dir, walk)
+	}
+	ctx := context.Background()
+	findings, err := s.Check(ctx)
+	if errors.Is(err, memory.ErrClosed) {
+		o := *opts
+		o.Embedder = nil
+		var again *memory.Store
+		if again, err = memory.Open(dir, &o); err == nil {
+			defer again.Close()
+			findings, err = again.Check(ctx)
+		}
+	}
+	if err != nil {
+		t.Errorf("memory left by the test: Check: %v%s", err, hint)
+		return
+	}
+	for _, f := range findings {
+		if f.Warning && f.Line > 0 && (strings.HasPrefix(f.Path, "facts/") || strings.HasPrefix(f.Path, "world/")) {
+			continue // prose in a fact file: the library writes it
+		}
+		kind := "finding"
+		if f.Warning {
+			kind = "warning"
+		}
+		t.Errorf("memory left by the test: %s:%d: Check's %s: %s%s", f.Path, f.Line, kind, f.Problem, hint)
+	}
 }
 
 // writeFile puts a file into the store's directory as a person would.

@@ -30,6 +30,7 @@ func TestHostFailures(t *testing.T) {
 
 	t.Run("a fact file is a folder", func(t *testing.T) {
 		s, dir := open(t, nil)
+		leavesBroken(t, "a folder in a fact file's place is its point")
 		require.NoError(t, os.Mkdir(filepath.Join(dir, "facts", "user.md"), 0o755))
 		_, err := s.Read(ctx, "facts/user.md")
 		require.Error(t, err)
@@ -51,6 +52,7 @@ func TestHostFailures(t *testing.T) {
 
 	t.Run("episodes is a file", func(t *testing.T) {
 		s, dir := open(t, nil)
+		leavesBroken(t, "a file in the place of episodes/ is its point")
 		require.NoError(t, os.Remove(filepath.Join(dir, "episodes")))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "episodes"), []byte("x"), 0o644))
 		writeFile(t, dir, "facts/user.md", "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n")
@@ -106,6 +108,7 @@ func TestHostFailures(t *testing.T) {
 
 	t.Run("links out of the root do not break the rest", func(t *testing.T) {
 		s, dir := open(t, nil)
+		leavesBroken(t, "memory files and folders that link out of the directory are its point")
 		outside := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(outside, "x.md"), []byte("SECRET"), 0o644))
 		require.NoError(t, os.Symlink(filepath.Join(outside, "x.md"), filepath.Join(dir, "facts", "user.md")))
@@ -152,6 +155,7 @@ func TestLongPathInErrors(t *testing.T) {
 
 func TestIndexMessageLargeFile(t *testing.T) {
 	s, dir := open(t, nil)
+	leavesBroken(t, "a person's month over 1 MiB is its point")
 	writeFile(t, dir, "episodes/2026-02.md", "# 2026-02 Episodes\n\n> Summary: big\n\n"+strings.Repeat("x", 1<<20+100))
 	msg, err := s.IndexMessage(context.Background())
 	require.NoError(t, err)

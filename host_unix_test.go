@@ -22,6 +22,7 @@ import (
 func TestFIFO(t *testing.T) {
 	ctx := context.Background()
 	s, dir := open(t, nil)
+	leavesBroken(t, "a FIFO in a fact file's place is its point")
 	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "facts", "user.md"), 0o644))
 	_, err := s.Read(ctx, "facts/user.md")
 	require.ErrorContains(t, err, "not a regular file")

@@ -334,7 +334,7 @@ func TestHandEditsAreNotOverwritten(t *testing.T) {
 
 	// Append needs no read, and a new file needs none either.
 	require.False(t, run("memory_append", `{"path": "facts/memory.md", "entry": "- a lesson", "summary": null}`).IsError)
-	require.False(t, run("memory_write", `{"path": "episodes/2026-01.md", "content": "## a"}`).IsError)
+	require.False(t, run("memory_write", `{"path": "episodes/2026-01.md", "content": "## a\n- Date: 2026-01-05"}`).IsError)
 
 	// An append by someone else makes this conversation's view stale.
 	require.NoError(t, s.Append(ctx, "facts/memory.md", "- another agent's lesson", ""))
@@ -535,7 +535,7 @@ func TestGoroutines(t *testing.T) {
 				assert.NoError(t, s.Append(ctx, "episodes/2026-02.md", fmt.Sprintf("## g%d-%d", w, i), ""))
 				_, err := s.Patch(ctx, "facts/memory.md", []memory.Patch{{OldText: fmt.Sprintf("- counter %d: %d\n", w, i), NewText: fmt.Sprintf("- counter %d: %d\n", w, i+1)}})
 				assert.NoError(t, err)
-				assert.NoError(t, s.Write(ctx, fmt.Sprintf("episodes/2025-%02d.md", w+1), fmt.Sprintf("## own file %d", i)))
+				assert.NoError(t, s.Write(ctx, fmt.Sprintf("episodes/2025-%02d.md", w+1), fmt.Sprintf("## own file %d\n- Date: 2025-%02d-01", i, w+1)))
 				_, err = s.List(ctx)
 				assert.NoError(t, err)
 				_, err = s.Read(ctx, "facts/memory.md")

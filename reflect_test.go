@@ -32,6 +32,7 @@ func openAt(t *testing.T, dir string, opts *memory.Options) *memory.Store {
 	s, err := memory.Open(dir, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
+	checkAtEnd(t, s, dir, opts)
 	return s
 }
 
@@ -159,6 +160,7 @@ func TestReflectorPromptGolden(t *testing.T) {
 func TestReflectorPromptReadsTheStore(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
+	leavesBroken(t, "a person's fact file without a head is one of the files the prompt shows")
 	s := openAt(t, dir, &memory.Options{
 		FactFiles:   []memory.FactFile{{Name: "prefs.md", Purpose: "the user's preferences"}, {Name: "notes.md"}},
 		FactsBudget: 4096,
@@ -707,6 +709,7 @@ func TestReflectTrimsAHugeTask(t *testing.T) {
 func TestReflectorEpisodeIndex(t *testing.T) {
 	dir := t.TempDir()
 	s := openAt(t, dir, nil)
+	leavesBroken(t, "its months are a person's, without heads or dates")
 	month := func(m string, n int) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "# %s Episodes\n\n> Summary: many\n", m)
@@ -748,6 +751,7 @@ func TestReflectorEpisodeIndex(t *testing.T) {
 func TestReflectorEpisodeIndexCutAtAMonth(t *testing.T) {
 	dir := t.TempDir()
 	s := openAt(t, dir, nil)
+	leavesBroken(t, "its month is a person's, without a summary or dates")
 	var b strings.Builder
 	b.WriteString("# 2026-02 Episodes\n")
 	for i := range 15 {
@@ -770,6 +774,7 @@ func TestReflectorEpisodeIndexCutAtAMonth(t *testing.T) {
 func TestReflectorPromptSymlinkedFact(t *testing.T) {
 	dir := t.TempDir()
 	s := openAt(t, dir, nil)
+	leavesBroken(t, "a fact file that links out of the directory is its point")
 	outside := filepath.Join(t.TempDir(), "secret.md")
 	require.NoError(t, os.WriteFile(outside, []byte("- the-secret-value\n"), 0o644))
 	if err := os.Symlink(outside, filepath.Join(dir, "facts", "user.md")); err != nil {
@@ -786,6 +791,7 @@ func TestReflectorPromptSymlinkedFact(t *testing.T) {
 func TestReflectDiskError(t *testing.T) {
 	dir := t.TempDir()
 	s := openAt(t, dir, nil)
+	leavesBroken(t, "a folder in a fact file's place is its point")
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "facts", "user.md"), 0o755))
 	// A fact file that cannot be read is noted in the prompt; the
 	// reflection goes on with the rest.

@@ -140,6 +140,7 @@ func TestProcedureFormat(t *testing.T) {
 	}
 
 	s, dir := open(t, nil)
+	leavesBroken(t, "a person's procedures.md line in another shape is one of its cases")
 	// A write without a head gets the title and a summary of situations.
 	require.NoError(t, s.Write(ctx, "procedures.md", "- When the flight search returns stale prices: cross-check the airline's site\n- When a deploy fails: roll back"))
 	require.Equal(t, "# Procedures\n\n> Summary: the flight search returns stale prices; a deploy fails\n\n"+
@@ -170,6 +171,7 @@ func TestProcedureFormat(t *testing.T) {
 func TestProceduresBudget(t *testing.T) {
 	ctx := context.Background()
 	s, dir := open(t, &memory.Options{ProceduresBudget: 200, FactsBudget: 100})
+	leavesBroken(t, "a person's edit takes procedures.md over its budget")
 	require.NoError(t, s.Append(ctx, "procedures.md", "- When the flight search returns stale prices: cross-check the airline's site", ""))
 	require.Greater(t, len(readFile(t, dir, "procedures.md")), 100, "over the facts budget, and accepted")
 	err := s.Append(ctx, "procedures.md", "- When a deploy fails: roll back, then read the logs, then tell the person what happened", "")
@@ -274,6 +276,7 @@ func TestSearchFindsProcedures(t *testing.T) {
 func TestStorePersona(t *testing.T) {
 	ctx := context.Background()
 	s, dir := open(t, nil)
+	leavesBroken(t, "a person's persona.md over PersonaMax is one of its cases")
 	got, err := s.Persona(ctx)
 	require.NoError(t, err)
 	require.Empty(t, got, "no persona.md")
@@ -348,6 +351,7 @@ func TestReflectorPromptWithoutPersonaFile(t *testing.T) {
 	opts := &memory.ReflectorOptions{Persona: memory.Persona{Name: "Pegasus", Role: "assistant"}}
 	prompt := func(dir string) string {
 		s := openAt(t, dir, nil)
+		leavesBroken(t, "a person's persona.md over PersonaMax is one of its cases")
 		seedStore(t, s)
 		llm := script(t, reply("Nothing."))
 		_, err := memory.NewReflector(s, llm, opts).Reflect(ctx, memory.Task{Input: "hi"})
@@ -400,6 +404,7 @@ func TestReflectorPromptProceduresStates(t *testing.T) {
 	ctx := context.Background()
 	sys := func(dir string, opts *memory.Options) string {
 		s := openAt(t, dir, opts)
+		leavesBroken(t, "a person's procedures.md over its budget is its point")
 		llm := script(t, reply("Nothing."))
 		_, err := memory.NewReflector(s, llm, nil).Reflect(ctx, memory.Task{})
 		require.NoError(t, err)
@@ -431,6 +436,7 @@ func TestReflectorPromptProceduresStates(t *testing.T) {
 func TestCheckRootFiles(t *testing.T) {
 	ctx := context.Background()
 	s, dir := open(t, &memory.Options{ProceduresBudget: 100})
+	leavesBroken(t, "a person's persona.md and procedures.md in every shape Check reports are its point")
 	writeFile(t, dir, "persona.md", "You are Mira.\n")
 	writeFile(t, dir, "procedures.md", "# Procedures\n\n> Summary: deploys\n\n- When a deploy fails: roll back\n")
 	findings, err := s.Check(ctx)

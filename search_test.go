@@ -106,6 +106,7 @@ func TestSearchErrors(t *testing.T) {
 // by the store or by hand, and reads again only the files that changed.
 func TestSearchIsFresh(t *testing.T) {
 	s, dir := seedSearch(t)
+	leavesBroken(t, "a person's new month without a head is what search must see")
 	ctx := context.Background()
 	find := func(q string) []string {
 		hits, err := s.Search(ctx, q, nil)
@@ -158,6 +159,7 @@ func TestSearchIsFresh(t *testing.T) {
 
 func TestSearchFactsAndDates(t *testing.T) {
 	s, dir := open(t, nil)
+	leavesBroken(t, "a person's entry dated yesterday is one of its cases")
 	writeFile(t, dir, "facts/user.md", "# User\n\n> Summary: x\n\n- Likes: green tea\n\n## Work\n\n- Employer: Acme\n  - Team: platform walrus\n")
 	writeFile(t, dir, "episodes/2026-02.md", "# 2026-02 Episodes\n\n> Summary: x\n\n## Old\n- Date: 2026-02-01\n\n## Vague\n- Date: yesterday\n")
 	ctx := context.Background()

@@ -47,7 +47,9 @@ import (
 // directly, as `aws s3 cp` or a person's editor would), the facts budget,
 // the conversations' version tokens, WriteIf, two Stores appending at once,
 // Compact, world topics that two agents on Backends of their own share
-// through a third (Options.World), and Close.
+// through a third (Options.World), and Close. When a case ends, each of
+// its Stores runs [memory.Store.Check] on the memory left, which must find
+// nothing (text outside a fact file's bullets aside).
 //
 // The Stores never close the Backend: it belongs to open's cleanup.
 func Run(t *testing.T, open func(t *testing.T) memory.Backend) {
@@ -144,7 +146,42 @@ func (e *env) store(opts *memory.Options) *memory.Store {
 		e.t.Fatalf("OpenBackend: %v", err)
 	}
 	e.t.Cleanup(func() { s.Close() })
+	b := e.b
+	e.t.Cleanup(func() { e.check(s, b, o) })
 	return s
+}
+
+// check runs when the case ends, before s is closed, as bbolt's test DB
+// runs tx.Check: it fails the case for every finding [memory.Store.Check]
+// makes on the memory s leaves on b. What the library writes gives none,
+// but for text outside the bullets of a fact file or topic, which it writes
+// when it is given it; and no case leaves broken memory on purpose (its
+// hand edits keep every rule). A Store the case closed is checked through
+// another one on b, opened with opts.
+func (e *env) check(s *memory.Store, b memory.Backend, opts memory.Options) {
+	ctx := context.Background() // the case's context ends before its cleanups
+	findings, err := s.Check(ctx)
+	if errors.Is(err, memory.ErrClosed) {
+		var again *memory.Store
+		if again, err = memory.OpenBackend(b, &opts); err == nil {
+			defer again.Close()
+			findings, err = again.Check(ctx)
+		}
+	}
+	if err != nil {
+		e.t.Errorf("memory left by the case: Check: %v", err)
+		return
+	}
+	for _, f := range findings {
+		if f.Warning && f.Line > 0 && (strings.HasPrefix(f.Path, "facts/") || strings.HasPrefix(f.Path, "world/")) {
+			continue // prose in a fact file: the library writes it
+		}
+		kind := "finding"
+		if f.Warning {
+			kind = "warning"
+		}
+		e.t.Errorf("memory left by the case: %s:%d: Check's %s: %s", f.Path, f.Line, kind, f.Problem)
+	}
 }
 
 // read reads path through s, failing the case on an error.

@@ -87,8 +87,8 @@ type Content struct {
 	Data []byte
 	// Size is the size of the whole file.
 	Size int64
-	// Version changes whenever the file's content does; [Backend.Write]
-	// and [Backend.Remove] compare it. It is "" when Data is only the
+	// Version changes whenever the file's content does; [Held.Write]
+	// and [Held.Remove] compare it. It is "" when Data is only the
 	// file's start.
 	Version string
 }

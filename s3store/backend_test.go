@@ -62,14 +62,21 @@ func TestInvalidNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	// A lock of a valid file, which makes no request, writes and removes
+	// any name: the name is checked by the Write and the Remove.
+	h, err := b.Lock(ctx, "facts/user.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Unlock()
 	for _, name := range []string{"", "/facts/user.md", "facts//user.md", "facts/../x.md", "./x.md", "facts/user.md/", ".lease/facts"} {
 		if _, err := b.Read(ctx, name, -1); !errors.Is(err, fs.ErrInvalid) {
 			t.Errorf("Read(%q): %v, want fs.ErrInvalid", name, err)
 		}
-		if _, err := b.Write(ctx, name, nil, ""); !errors.Is(err, fs.ErrInvalid) {
+		if _, err := h.Write(ctx, name, nil, ""); !errors.Is(err, fs.ErrInvalid) {
 			t.Errorf("Write(%q): %v, want fs.ErrInvalid", name, err)
 		}
-		if err := b.Remove(ctx, name, `"x"`); !errors.Is(err, fs.ErrInvalid) {
+		if err := h.Remove(ctx, name, `"x"`); !errors.Is(err, fs.ErrInvalid) {
 			t.Errorf("Remove(%q): %v, want fs.ErrInvalid", name, err)
 		}
 	}
@@ -142,7 +149,7 @@ func TestWriteCreateOnly(t *testing.T) {
 	e := newEnv(t)
 	b := e.backend(nil)
 	ctx := context.Background()
-	v, err := b.Write(ctx, "facts/user.md", []byte("# User\n"), "")
+	v, err := put(ctx, b, "facts/user.md", []byte("# User\n"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +158,7 @@ func TestWriteCreateOnly(t *testing.T) {
 	}
 	// An existing file is not created again, by this Backend or another.
 	for _, w := range []*s3store.Backend{b, e.backend(nil)} {
-		_, err = w.Write(ctx, "facts/user.md", []byte("# Other\n"), "")
+		_, err = put(ctx, w, "facts/user.md", []byte("# Other\n"), "")
 		if !errors.Is(err, memory.ErrChanged) {
 			t.Fatalf("create-only over an existing file: %v, want ErrChanged", err)
 		}
@@ -184,7 +191,7 @@ func TestWriteReplace(t *testing.T) {
 	}{
 		{"right version", nil, func(v1, _ string) string { return v1 }, nil},
 		{"stale version", func(e *env, b *s3store.Backend, v1 string) {
-			if _, err := b.Write(ctx, "f.md", []byte("two"), v1); err != nil {
+			if _, err := put(ctx, b, "f.md", []byte("two"), v1); err != nil {
 				e.t.Fatal(err)
 			}
 		}, func(v1, _ string) string { return v1 }, memory.ErrChanged},
@@ -200,7 +207,7 @@ func TestWriteReplace(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			b := e.backend(nil)
-			v1, err := b.Write(ctx, "f.md", []byte("one"), "")
+			v1, err := put(ctx, b, "f.md", []byte("one"), "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -208,7 +215,7 @@ func TestWriteReplace(t *testing.T) {
 				tc.before(e, b, v1)
 			}
 			before, _ := rawGet(e, "f.md")
-			v, err := b.Write(ctx, "f.md", []byte("three"), tc.match(v1, ""))
+			v, err := put(ctx, b, "f.md", []byte("three"), tc.match(v1, ""))
 			if !errors.Is(err, tc.want) || tc.want == nil && err != nil {
 				t.Fatalf("Write: %v, want %v", err, tc.want)
 			}
@@ -233,11 +240,11 @@ func TestRead(t *testing.T) {
 	ctx := context.Background()
 	data := []byte("# Title\n> Summary: s\n\nbody\n")
 	n := int64(len(data))
-	v, err := b.Write(ctx, "episodes/2026-11.md", data, "")
+	v, err := put(ctx, b, "episodes/2026-11.md", data, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ve, err := b.Write(ctx, "episodes/empty.md", nil, "")
+	ve, err := put(ctx, b, "episodes/empty.md", nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +297,7 @@ func TestRemove(t *testing.T) {
 		{"right version", func(_ *env, _ *s3store.Backend, v string) string { return v }, nil},
 		{"bare version", func(_ *env, _ *s3store.Backend, v string) string { return strings.Trim(v, `"`) }, nil},
 		{"stale version", func(e *env, b *s3store.Backend, v string) string {
-			if _, err := b.Write(ctx, "f.md", []byte("two"), v); err != nil {
+			if _, err := put(ctx, b, "f.md", []byte("two"), v); err != nil {
 				e.t.Fatal(err)
 			}
 			return v
@@ -308,13 +315,13 @@ func TestRemove(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			b := e.backend(nil)
-			v, err := b.Write(ctx, "f.md", []byte("one"), "")
+			v, err := put(ctx, b, "f.md", []byte("one"), "")
 			if err != nil {
 				t.Fatal(err)
 			}
 			match := tc.before(e, b, v)
 			before, existed := rawGet(e, "f.md")
-			err = b.Remove(ctx, "f.md", match)
+			err = del(ctx, b, "f.md", match)
 			if !errors.Is(err, tc.want) || tc.want == nil && err != nil {
 				t.Fatalf("Remove: %v, want %v", err, tc.want)
 			}
@@ -344,7 +351,7 @@ func TestList(t *testing.T) {
 	}
 	versions := map[string]string{}
 	for name, data := range files {
-		v, err := b.Write(ctx, name, []byte(data), "")
+		v, err := put(ctx, b, name, []byte(data), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -430,7 +437,7 @@ func TestListPages(t *testing.T) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			_, err := b.Write(ctx, fmt.Sprintf("episodes/%04d.md", i), []byte(strconv.Itoa(i)), "")
+			_, err := put(ctx, b, fmt.Sprintf("episodes/%04d.md", i), []byte(strconv.Itoa(i)), "")
 			errs <- err
 		})
 	}
@@ -467,10 +474,17 @@ func TestContextEnded(t *testing.T) {
 	if _, err := b.Read(ctx, "f.md", -1); !errors.Is(err, context.Canceled) {
 		t.Errorf("Read: %v", err)
 	}
-	if _, err := b.Write(ctx, "f.md", nil, ""); !errors.Is(err, context.Canceled) {
+	// A lock taken before the context ended: its Write and Remove with
+	// the ended context.
+	h, err := b.Lock(context.Background(), "f.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Unlock()
+	if _, err := h.Write(ctx, "f.md", nil, ""); !errors.Is(err, context.Canceled) {
 		t.Errorf("Write: %v", err)
 	}
-	if err := b.Remove(ctx, "f.md", `"x"`); !errors.Is(err, context.Canceled) {
+	if err := h.Remove(ctx, "f.md", `"x"`); !errors.Is(err, context.Canceled) {
 		t.Errorf("Remove: %v", err)
 	}
 	if _, err := b.List(ctx, "facts"); !errors.Is(err, context.Canceled) {
@@ -501,7 +515,7 @@ func TestConcurrentIncrements(t *testing.T) {
 		wg.Go(func() {
 			b := backends[w%len(backends)]
 			for range each {
-				n, err := update(ctx, b, "counter.md", func(old []byte) []byte {
+				n, err := update(ctx, b, nil, "counter.md", func(old []byte) []byte {
 					return []byte(strconv.Itoa(counterOf(old) + 1))
 				})
 				conflicts[w] += n
@@ -537,15 +551,24 @@ func counterOf(data []byte) int {
 }
 
 // update is the Store's loop: read the file (missing: empty) with its
-// version, edit it, write it at that version, and on ErrChanged do it
-// again. It returns how many times it did it again.
-func update(ctx context.Context, b *s3store.Backend, name string, edit func([]byte) []byte) (conflicts int, err error) {
+// version, edit it, write it at that version through h, and on ErrChanged
+// do it again. h is a lock held on name or its folder; when it is nil,
+// update takes the lock of the file name for itself (on S3, no lock: the
+// write's version is the compare-and-swap). It returns how many times it
+// did it again.
+func update(ctx context.Context, b *s3store.Backend, h memory.Held, name string, edit func([]byte) []byte) (conflicts int, err error) {
+	if h == nil {
+		if h, err = b.Lock(ctx, name); err != nil {
+			return 0, err
+		}
+		defer h.Unlock()
+	}
 	for {
 		c, err := b.Read(ctx, name, -1)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return conflicts, err
 		}
-		_, err = b.Write(ctx, name, edit(c.Data), c.Version)
+		_, err = h.Write(ctx, name, edit(c.Data), c.Version)
 		if !errors.Is(err, memory.ErrChanged) {
 			return conflicts, err
 		}

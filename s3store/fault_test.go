@@ -44,7 +44,7 @@ func TestLostResponse(t *testing.T) {
 			b := e.backend(newClient(e.gw.endpoint, fc))
 			match := ""
 			if !tc.create {
-				v, err := b.Write(ctx, "f.md", []byte("one"), "")
+				v, err := put(ctx, b, "f.md", []byte("one"), "")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -56,7 +56,7 @@ func TestLostResponse(t *testing.T) {
 			}
 			fc.fault.Store(f)
 			puts := fc.puts.Load()
-			v, err := b.Write(ctx, "f.md", []byte("new"), match)
+			v, err := put(ctx, b, "f.md", []byte("new"), match)
 			if f.hits.Load() != 1 {
 				t.Fatal("the fault did not happen")
 			}
@@ -114,7 +114,7 @@ func TestLostDeleteResponse(t *testing.T) {
 			e := newEnv(t)
 			fc := newFaultClient()
 			b := e.backend(newClient(e.gw.endpoint, fc))
-			v, err := b.Write(ctx, "f.md", []byte("one"), "")
+			v, err := put(ctx, b, "f.md", []byte("one"), "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,7 +123,7 @@ func TestLostDeleteResponse(t *testing.T) {
 				f.then = func() { tc.then(e) }
 			}
 			fc.fault.Store(f)
-			err = b.Remove(ctx, "f.md", v)
+			err = del(ctx, b, "f.md", v)
 			if f.hits.Load() != 1 {
 				t.Fatal("the fault did not happen")
 			}
@@ -148,9 +148,9 @@ func TestLostLeaseResponse(t *testing.T) {
 	fc := newFaultClient()
 	a := e.backend(newClient(e.gw.endpoint, fc))
 	fc.fault.Store(&fault{match: isPut("/.lease/facts")})
-	unlock := lock(t, a, "facts/")
+	h := lock(t, a, "facts/")
 	blocked(t, e.backend(nil), "facts/")
-	unlock()
+	h.Unlock()
 	if _, exists := rawGet(e, ".lease/facts"); exists {
 		t.Fatal("unlock left the lease")
 	}
@@ -163,13 +163,13 @@ func TestRemoveRace(t *testing.T) {
 	fc := newFaultClient()
 	b := e.backend(newClient(e.gw.endpoint, fc))
 	ctx := context.Background()
-	v, err := b.Write(ctx, "f.md", []byte("one"), "")
+	v, err := put(ctx, b, "f.md", []byte("one"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fault{match: isDelete("/f.md"), pass: true, prior: func() { rawPut(e, "f.md", "theirs") }}
 	fc.fault.Store(f)
-	if err := b.Remove(ctx, "f.md", v); !errors.Is(err, memory.ErrChanged) {
+	if err := del(ctx, b, "f.md", v); !errors.Is(err, memory.ErrChanged) {
 		t.Fatalf("Remove: %v, want ErrChanged", err)
 	}
 	if f.hits.Load() != 1 {

@@ -38,7 +38,7 @@ func bigWritesChild(t *testing.T, b *s3store.Backend, _ int) {
 	v, next := c.Version, other(c.Data)
 	for i := range 1000 {
 		fmt.Printf("write %d\n", i)
-		if v, err = b.Write(ctx, bigName, next, v); err != nil {
+		if v, err = put(ctx, b, bigName, next, v); err != nil {
 			t.Fatal(err)
 		}
 		next = other(next)
@@ -60,7 +60,7 @@ func TestKillDuringWrite(t *testing.T) {
 	e := newEnv(t)
 	b := e.backend(nil)
 	ctx := context.Background()
-	if _, err := b.Write(ctx, bigName, bigA, ""); err != nil {
+	if _, err := put(ctx, b, bigName, bigA, ""); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]int{}

@@ -105,24 +105,24 @@ func mixedChild(t *testing.T, b *s3store.Backend, id int) {
 	var underLock, unlocked int
 	for i := range mixedChanges {
 		if (i < mixedChanges/2) == (id%2 == 0) {
-			unlock, err := b.Lock(ctx, "episodes/")
+			h, err := b.Lock(ctx, "episodes/")
 			if err != nil {
 				t.Fatal(err)
 			}
-			n, err := update(ctx, b, logName, func(old []byte) []byte {
+			n, err := update(ctx, b, h, logName, func(old []byte) []byte {
 				if len(old) == 0 {
 					old = []byte("# November\n\n")
 				}
 				return fmt.Appendf(old, "- helper %d change %d\n", id, i)
 			})
-			unlock()
+			h.Unlock()
 			if err != nil {
 				t.Fatal(err)
 			}
 			underLock += n
 			continue
 		}
-		n, err := update(ctx, b, counterName, func(old []byte) []byte {
+		n, err := update(ctx, b, nil, counterName, func(old []byte) []byte {
 			return setCount(old, countOf(old)+1)
 		})
 		if err != nil {

@@ -60,11 +60,11 @@ func TestBareETags(t *testing.T) {
 	b := e.backend(newClient(p.URL, nil))
 	ctx := context.Background()
 
-	v1, err := b.Write(ctx, "f.md", []byte("one"), "")
+	v1, err := put(ctx, b, "f.md", []byte("one"), "")
 	if err != nil || b.Bare() {
 		t.Fatalf("create: %v, bare %v", err, b.Bare())
 	}
-	v2, err := b.Write(ctx, "f.md", []byte("two"), v1)
+	v2, err := put(ctx, b, "f.md", []byte("two"), v1)
 	if err != nil {
 		t.Fatalf("replace: %v", err)
 	}
@@ -74,28 +74,28 @@ func TestBareETags(t *testing.T) {
 	if !strings.HasPrefix(v2, `"`) {
 		t.Errorf("version %s: not as the server returned it", v2)
 	}
-	v3, err := b.Write(ctx, "f.md", []byte("three"), v2)
+	v3, err := put(ctx, b, "f.md", []byte("three"), v2)
 	if err != nil || p.refused.Load() != 1 {
 		t.Fatalf("second replace: %v, %d refusals", err, p.refused.Load())
 	}
 	// A stale version is still refused: by versitygw, in the bare form.
-	if _, err := b.Write(ctx, "f.md", []byte("four"), v1); !errors.Is(err, memory.ErrChanged) {
+	if _, err := put(ctx, b, "f.md", []byte("four"), v1); !errors.Is(err, memory.ErrChanged) {
 		t.Fatalf("stale replace: %v, want ErrChanged", err)
 	}
 	if got, _ := rawGet(e, "f.md"); got != "three" {
 		t.Fatalf("object %q", got)
 	}
-	if err := b.Remove(ctx, "f.md", v3); err != nil || p.refused.Load() != 1 {
+	if err := del(ctx, b, "f.md", v3); err != nil || p.refused.Load() != 1 {
 		t.Fatalf("Remove: %v, %d refusals", err, p.refused.Load())
 	}
 
 	// A Backend whose first If-Match is a DELETE learns it there.
 	b2 := e.backend(newClient(p.URL, nil))
-	v, err := b2.Write(ctx, "g.md", []byte("g"), "")
+	v, err := put(ctx, b2, "g.md", []byte("g"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b2.Remove(ctx, "g.md", v); err != nil || !b2.Bare() {
+	if err := del(ctx, b2, "g.md", v); err != nil || !b2.Bare() {
 		t.Fatalf("Remove: %v, bare %v", err, b2.Bare())
 	}
 	if _, exists := rawGet(e, "g.md"); exists {
@@ -104,16 +104,16 @@ func TestBareETags(t *testing.T) {
 
 	// The server now wants quotes: the backend goes back to them.
 	p.bareOnly.Store(false)
-	v, err = b.Write(ctx, "h.md", []byte("h"), "")
+	v, err = put(ctx, b, "h.md", []byte("h"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Write(ctx, "h.md", []byte("h2"), v); err != nil || b.Bare() {
+	if _, err := put(ctx, b, "h.md", []byte("h2"), v); err != nil || b.Bare() {
 		t.Fatalf("replace: %v, bare %v", err, b.Bare())
 	}
 
 	// The folder lease, taken over and released, works through it too.
-	lock(t, b, "facts/")()
+	lock(t, b, "facts/").Unlock()
 }
 
 // TestQuotedETags: versitygw, like AWS S3, takes the ETag as it returned
@@ -122,24 +122,24 @@ func TestQuotedETags(t *testing.T) {
 	e := newEnv(t)
 	b := e.backend(nil)
 	ctx := context.Background()
-	v1, err := b.Write(ctx, "f.md", []byte("one"), "")
+	v1, err := put(ctx, b, "f.md", []byte("one"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	v2, err := b.Write(ctx, "f.md", []byte("two"), v1)
+	v2, err := put(ctx, b, "f.md", []byte("two"), v1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Write(ctx, "f.md", []byte("three"), v1); !errors.Is(err, memory.ErrChanged) {
+	if _, err := put(ctx, b, "f.md", []byte("three"), v1); !errors.Is(err, memory.ErrChanged) {
 		t.Fatalf("stale: %v", err)
 	}
-	if err := b.Remove(ctx, "f.md", v1); !errors.Is(err, memory.ErrChanged) {
+	if err := del(ctx, b, "f.md", v1); !errors.Is(err, memory.ErrChanged) {
 		t.Fatalf("stale remove: %v", err)
 	}
 	if b.Bare() {
 		t.Fatal("a real change made the backend send bare ETags")
 	}
-	if err := b.Remove(ctx, "f.md", v2); err != nil {
+	if err := del(ctx, b, "f.md", v2); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -31,7 +31,7 @@ import (
 //   - Read is a GetObject (a ranged one when a limit is given, a HeadObject
 //     for limit 0); Version is the ETag when Data is the whole object. A
 //     missing object is an error wrapping [fs.ErrNotExist].
-//   - Write is a PutObject with If-None-Match: * (match "") or If-Match:
+//   - A held lock's Write is a PutObject with If-None-Match: * (match "") or If-Match:
 //     match, sent once, without the SDK's retries. A refusal (412
 //     PreconditionFailed, 409 ConditionalRequestConflict, or 404 NoSuchKey
 //     for an If-Match PUT) is [memory.ErrChanged]. After a 5xx or a
@@ -44,13 +44,14 @@ import (
 //     Store then reads again and makes its change again). When ctx ends
 //     during the PUT, the write may or may not have been made, and the
 //     error wraps ctx's.
-//   - Remove is a HeadObject that compares the ETag (a missing object is
+//   - A held lock's Remove is a HeadObject that compares the ETag (a missing object is
 //     ErrChanged), then a DeleteObject with If-Match. A server that ignores
 //     If-Match on DELETE (AWS S3 and versitygw honour it) leaves the
 //     window between the two requests: a change made in it is deleted.
 //   - List is one ListObjectsV2 per 1,000 keys; an entry's tag is its ETag.
-//   - Lock of a file returns at once; Lock of a folder takes a lease
-//     object (see [Backend.Lock]).
+//   - Lock of a file returns at once, a lock that only writes; Lock of a
+//     folder takes a lease object (see [Backend.Lock]). Write and Remove
+//     through a lock after its Unlock are refused.
 type Backend struct {
 	client *s3.Client
 	bucket string

@@ -140,9 +140,13 @@ type sizing struct {
 	written atomic.Int64
 }
 
-func (s *sizing) Write(ctx context.Context, name string, data []byte, match string) (string, error) {
-	s.written.Store(int64(len(data)))
-	return s.Backend.Write(ctx, name, data, match)
+// Lock returns the lock of name, whose writes record their size.
+func (s *sizing) Lock(ctx context.Context, name string) (memory.Held, error) {
+	h, err := s.Backend.Lock(ctx, name)
+	return hook(h, err, func(ctx context.Context, h memory.Held, name string, data []byte, match string) (string, error) {
+		s.written.Store(int64(len(data)))
+		return h.Write(ctx, name, data, match)
+	})
 }
 
 // newStoreEnv opens a Store on a Backend of a fresh prefix, and a bare

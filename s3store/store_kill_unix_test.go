@@ -103,14 +103,18 @@ func storeKillChild(t *testing.T, b memory.Backend, round int) {
 // month's file.
 type stopAfterSeal struct{ *s3store.Backend }
 
-func (b stopAfterSeal) Write(ctx context.Context, name string, data []byte, match string) (string, error) {
-	v, err := b.Backend.Write(ctx, name, data, match)
-	if err == nil && strings.HasPrefix(name, "episodes/2026-02.") && name != storeMonth {
-		fmt.Printf("sealed %s\n", name)
-		<-ctx.Done()
-		return "", ctx.Err()
-	}
-	return v, err
+// Lock returns the lock of name, whose writes stop after a part's.
+func (b stopAfterSeal) Lock(ctx context.Context, name string) (memory.Held, error) {
+	h, err := b.Backend.Lock(ctx, name)
+	return hook(h, err, func(ctx context.Context, h memory.Held, name string, data []byte, match string) (string, error) {
+		v, err := h.Write(ctx, name, data, match)
+		if err == nil && strings.HasPrefix(name, "episodes/2026-02.") && name != storeMonth {
+			fmt.Printf("sealed %s\n", name)
+			<-ctx.Done()
+			return "", ctx.Err()
+		}
+		return v, err
+	})
 }
 
 // TestStoreKillDuringChange: a Store's writer killed with SIGKILL in the

@@ -44,22 +44,54 @@ func TestFactGuardBound(t *testing.T) {
 }
 
 // BenchmarkVetFacts measures the guard on an append of one line to a fact
-// file of about 15 KB (the default budget), the other fact file empty.
+// file of about 15 KB (the default budget), the other fact file empty:
+// "unchanged", the same change each time, both versions of the file
+// already parsed and indexed (the guard alone, as internal/factguard's
+// BenchmarkCheck measures it); "append", a chain of appends, each one's
+// content the next one's start, so that each parses and indexes the
+// version it writes, taking the lines it keeps from the one before;
+// "cold", a new Store each time, which parses and indexes both.
 func BenchmarkVetFacts(b *testing.B) {
-	s := &Store{opts: Options{FactFiles: []FactFile{{Name: "user.md"}}}}
+	opts := Options{FactFiles: []FactFile{{Name: "user.md"}}}
 	tgt := target{path: "facts/user.md", fact: 0}
 	var old strings.Builder
 	old.WriteString("# User\n\n> Summary: many facts\n\n")
 	for i := 0; old.Len() < DefaultFactsBudget; i++ {
 		fmt.Fprintf(&old, "- Fact %d: prefers option %d over the others, in meetings and reviews\n", i, i)
 	}
-	data := old.String() + "- Colleague: Li Wei, designer, sits by the window\n"
+	line := func(n int) string { return fmt.Sprintf("- Colleague %d: Li Wei %d, designer, sits by window %d\n", n, n, n) }
 	ctx := context.Background()
-	for b.Loop() {
-		if err := s.vetFacts(ctx, "append", tgt, []byte(old.String()), []byte(data), noFiles); err != nil {
-			b.Fatal(err)
+	b.Run("unchanged", func(b *testing.B) {
+		s := &Store{opts: opts}
+		before, data := []byte(old.String()), []byte(old.String()+line(0))
+		for b.Loop() {
+			if err := s.vetFacts(ctx, "append", tgt, before, data, noFiles); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
+	b.Run("append", func(b *testing.B) {
+		// The file keeps its size: each append's line takes the place of
+		// the one before.
+		s := &Store{opts: opts}
+		prev, n := []byte(old.String()+line(0)), 1
+		for b.Loop() {
+			data := []byte(old.String() + line(n))
+			if err := s.vetFacts(ctx, "append", tgt, prev, data, noFiles); err != nil {
+				b.Fatal(err)
+			}
+			prev, n = data, n+1
+		}
+	})
+	b.Run("cold", func(b *testing.B) {
+		before, data := []byte(old.String()), []byte(old.String()+line(0))
+		for b.Loop() {
+			s := &Store{opts: opts}
+			if err := s.vetFacts(ctx, "append", tgt, before, data, noFiles); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // noFiles is the listing of a folder that holds no other file.

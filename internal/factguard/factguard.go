@@ -126,10 +126,11 @@ func Parse(path string, src []byte, prev *File) *File {
 		l := &f.Lines[i]
 		if pix != nil {
 			if j, ok := pix.srcs[l.Src]; ok {
-				// Its words from prev; its texts anew, so that f holds
-				// no string of prev's content.
-				l.describeText()
+				// Its description from prev, its texts taken from its own
+				// Src where they are part of it, so that f holds no string
+				// of prev's content.
 				p := &prev.Lines[j]
+				l.First, l.norm, l.key = within(p.First, l.Src), within(p.norm, l.Src), within(p.key, l.Src)
 				l.terms, l.small, l.nums = p.terms, p.small, p.nums
 				continue
 			}
@@ -200,19 +201,25 @@ func (f *File) index() *index {
 	return &f.ix
 }
 
+// within returns s, or the same text in src when src holds it.
+func within(s, src string) string {
+	if i := strings.Index(src, s); i >= 0 {
+		return src[i : i+len(s)]
+	}
+	return s
+}
+
 // chain maps each text of lines 0..n-1 (text(i)) to its first line, and
 // links each line to the next one with the same text in next.
 func chain(first map[string]int32, next []int32, n int, text func(int) string) {
-	last := make(map[string]int32, n)
-	for i := range n {
-		next[i] = -1
+	for i := n - 1; i >= 0; i-- {
 		s := text(i)
-		if j, ok := last[s]; ok {
-			next[j] = int32(i)
+		if j, ok := first[s]; ok {
+			next[i] = j
 		} else {
-			first[s] = int32(i)
+			next[i] = -1
 		}
-		last[s] = int32(i)
+		first[s] = int32(i)
 	}
 }
 
@@ -254,19 +261,35 @@ func Diff(before, after *File) *Change {
 	for i := range c.rank {
 		c.rank[i] = -1
 	}
+	c.kept = make([]int32, 0, min(len(before.Lines), len(after.Lines)))
+	// The lines the two versions start with alike are kept, each for the
+	// line of before at its place: the first not matched with its text,
+	// as below, without a look-up. An append keeps them all.
+	p := 0
+	for p < len(before.Lines) && p < len(after.Lines) && before.Lines[p].Src == after.Lines[p].Src {
+		c.rank[p] = int32(p)
+		c.kept = append(c.kept, int32(p))
+		p++
+	}
 	// cur[h] is 2 + the next line not matched yet with the text of line
 	// h, the first line with it (1 when none is left); 0 before the first
 	// match.
-	cur := make([]int32, len(before.Lines))
-	for _, a := range after.Lines {
+	var cur []int32
+	for _, a := range after.Lines[p:] {
 		h, ok := ix.srcs[a.Src]
 		if !ok {
 			c.Added = append(c.Added, a)
 			continue
 		}
+		if cur == nil {
+			cur = make([]int32, len(before.Lines))
+		}
 		j := h
 		if cur[h] != 0 {
 			j = cur[h] - 2
+		}
+		for j >= 0 && j < int32(p) {
+			j = ix.nextSrc[j] // matched at its place above
 		}
 		if j < 0 {
 			c.Added = append(c.Added, a)

@@ -59,7 +59,9 @@ func BenchmarkVetFacts(b *testing.B) {
 	for i := 0; old.Len() < DefaultFactsBudget; i++ {
 		fmt.Fprintf(&old, "- Fact %d: prefers option %d over the others, in meetings and reviews\n", i, i)
 	}
-	line := func(n int) string { return fmt.Sprintf("- Colleague %d: Li Wei %d, designer, sits by window %d\n", n, n, n) }
+	line := func(n int) string {
+		return fmt.Sprintf("- Colleague %d: Li Wei %d, designer, sits by window %d\n", n, n, n)
+	}
 	ctx := context.Background()
 	b.Run("unchanged", func(b *testing.B) {
 		s := &Store{opts: opts}

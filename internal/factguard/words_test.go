@@ -122,4 +122,3 @@ func TestNumbersAndJaccard(t *testing.T) {
 	require.InDelta(t, 0.5, jaccard([]string{"a", "b", "c"}, []string{"b", "c", "d"}), 1e-9)
 	require.Equal(t, 0.0, jaccard([]string{"a"}, []string{"b"}))
 }
-

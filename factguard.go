@@ -159,8 +159,9 @@ type factCache struct {
 }
 
 // file returns the File of content src at path, from the cache or parsed
-// (prev, when not nil, is an earlier version it may take lines from), and
-// keeps it as the newest version of path.
+// and kept as the newest version of path. prev is an earlier version the
+// parse may take lines from; nil means the newest version of path kept,
+// which another writer's change leaves with most lines in common.
 func (fc *factCache) file(path string, src []byte, prev *factguard.File) *factguard.File {
 	fc.mu.Lock()
 	v := fc.files[path]
@@ -169,6 +170,9 @@ func (fc *factCache) file(path string, src []byte, prev *factguard.File) *factgu
 		if f != nil && f.Is(src) {
 			return f
 		}
+	}
+	if prev == nil {
+		prev = v[0]
 	}
 	f := factguard.Parse(path, src, prev)
 	fc.mu.Lock()

@@ -403,3 +403,28 @@ func TestReflectorMeetsTheFactGuard(t *testing.T) {
 	require.Equal(t, 3, ref.ToolCalls)
 	require.Equal(t, strings.Replace(jianjun, "conversation\n", "conversation; English at work\n", 1), readFile(t, dir, "facts/user.md"))
 }
+
+// TestFactGuardSeesChanges: the guard keeps the versions of the fact files
+// it parsed, and sees each change of them, by this store or by another
+// writer, even back to a version it kept.
+func TestFactGuardSeesChanges(t *testing.T) {
+	s, dir := open(t, nil)
+	ctx := context.Background()
+	const tavily = "# Memory\n\n> Summary: know-how\n\n- Tavily returns stale prices for flights; cross-check airline sites\n"
+	const near = "- Tavily returns stale flight prices: cross-check the airline sites"
+	writeFile(t, dir, "facts/user.md", jianjun)
+	writeFile(t, dir, "facts/memory.md", tavily)
+	require.ErrorIs(t, s.Append(ctx, "facts/user.md", near, ""), memory.ErrDuplicateFact)
+	writeFile(t, dir, "facts/memory.md", "# Memory\n\n> Summary: know-how\n\n- Book the ryokan early\n")
+	require.NoError(t, s.Append(ctx, "facts/user.md", "- Likes green tea", ""))
+	writeFile(t, dir, "facts/memory.md", tavily)
+	require.ErrorIs(t, s.Append(ctx, "facts/user.md", near, ""), memory.ErrDuplicateFact)
+	// A line of user.md a person removed no longer counts; one they added does.
+	writeFile(t, dir, "facts/user.md", jianjun)
+	require.NoError(t, s.Append(ctx, "facts/user.md", "- Likes the green tea", ""))
+	writeFile(t, dir, "facts/user.md", jianjun+"- Drinks coffee every morning\n")
+	require.ErrorIs(t, s.Append(ctx, "facts/user.md", "- Drinks coffee each morning", ""), memory.ErrDuplicateFact)
+	// A fact file removed is compared with no longer.
+	require.NoError(t, os.Remove(filepath.Join(dir, "facts", "memory.md")))
+	require.NoError(t, s.Append(ctx, "facts/user.md", near, ""))
+}

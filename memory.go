@@ -184,6 +184,7 @@ type Store struct {
 
 	headsMu sync.Mutex
 	heads   map[string]cachedHead // what List read of each file, by path; released with the index
+	facts   factCache             // the fact guard's parsed versions of the fact files (factguard.go)
 
 	toolsOnce sync.Once
 	tools     []Tool   // the tool definitions, made on first use (toolSet); a Session binds them

@@ -156,10 +156,19 @@ func (s *Store) deriveSummary(t target, d *markdown.Doc) string {
 		}
 		return joinFit(titles, ", ", true, "no entries yet")
 	}
-	facts := make([]string, 0, len(d.Items))
+	// The labels in order, each once, until they fill more than the
+	// summary holds: joinFit keeps the first that fit.
+	var facts []string
+	seen := map[string]bool{}
+	size := 0
 	for _, it := range d.Items {
-		if l := factLabel(printable(it.Text)); l != "" && !slices.Contains(facts, l) {
+		if size > summaryMax {
+			break
+		}
+		if l := factLabel(printable(it.Text)); l != "" && !seen[l] {
+			seen[l] = true
 			facts = append(facts, l)
+			size += utf8.RuneCountInString(l) + len("; ")
 		}
 	}
 	return joinFit(facts, "; ", false, "no facts yet")

@@ -17,7 +17,7 @@
 // which the person writes and no tool may change ([Store.Persona]).
 //
 // Every file starts with a "# " title and a "> Summary: " line. The summaries
-// make the index an agent sees first ([Store.IndexMessage]); the model then
+// make the index an agent sees first ([Session.IndexMessage]); the model then
 // reads the files it needs.
 //
 // The agent loop you already have registers the memory tools (memory_list,
@@ -26,16 +26,16 @@
 // Schema and [Tool.Call]. The tools belong to a conversation, a [Session]:
 // what it has read, it may change, and a change made by anyone else since
 // (a person's edit, another conversation) is refused until it reads the
-// file again. [Store.Tools] gives the tools of a new conversation;
-// [Store.Session] gives the conversation a host names by id, for a
-// registry built once (an MCP server, an agent framework), and
-// [Session.Call] runs a tool by name in it. A client that keeps no state
-// carries version tokens instead: memory_read states the file's [Version],
-// and memory_write and memory_patch given it change the file only if it is
-// still at that version. A conversation's parallel calls are safe: its own
-// changes never conflict with each other (a memory_write carrying a version
-// from before the conversation's own later changes is refused, as it
-// would undo them).
+// file again. [Store.NewSession] starts a conversation, and its
+// [Session.Tools] are the ones to register; [Store.Session] gives the
+// conversation a host names by id, for a registry built once (an MCP
+// server, an agent framework), and [Session.Call] runs a tool by name in
+// it. A client that keeps no state carries version tokens instead:
+// memory_read states the file's [Version], and memory_write and
+// memory_patch given it change the file only if it is still at that
+// version. A conversation's parallel calls are safe: its own changes never
+// conflict with each other (a memory_write carrying a version from before
+// the conversation's own later changes is refused, as it would undo them).
 //
 // The same operations are methods for Go code: [Store.List],
 // [Store.Search], [Store.Read], [Store.Write], [Store.WriteIf],

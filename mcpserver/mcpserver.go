@@ -188,7 +188,7 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 		// would. No logging: the server sends no log messages.
 		Capabilities: &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}},
 	})
-	for _, t := range store.Tools() {
+	for _, t := range store.NewSession().Tools() {
 		s.AddTool(&mcp.Tool{
 			Name:        t.Name,
 			Description: t.Description,
@@ -355,7 +355,7 @@ func pathOf(uri string) (string, bool) {
 
 // indexPrompt answers prompts/get of IndexPrompt.
 func (c *conversations) indexPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	msg, err := c.store.IndexMessage(ctx)
+	msg, err := c.store.NewSession().IndexMessage(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", IndexPrompt, err)
 	}

@@ -101,7 +101,7 @@ func copyFile(t *testing.T, from, to string) {
 
 // TestFileModes: memory is private by default, whatever the umask: new
 // files (the lock file among them) 0600, new folders 0700; a mode a person
-// set is kept when the file is replaced; Options.FileMode and OpenDirMode
+// set is kept when the file is replaced; Options.FileMode and OpenDir's mode
 // widen the modes for a group, exactly as given; an existing .lock gets
 // the mode given.
 func TestFileModes(t *testing.T) {

@@ -24,7 +24,7 @@ import (
 // Defaults for the zero values of [Options], whose docs give them too.
 const (
 	defaultFactsBudget = 15360 // bytes over all fact files
-	defaultIndexBudget = 2000  // characters of IndexMessage
+	defaultIndexBudget = 2000  // characters of Session.IndexMessage
 	defaultLockTimeout = 10 * time.Second
 	defaultMaxSessions = 1000 // conversations Store.Session keeps
 )

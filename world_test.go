@@ -243,7 +243,7 @@ func TestWorldBudget(t *testing.T) {
 	_, err = memory.Open(t.TempDir(), &memory.Options{WorldBudget: -1})
 	require.ErrorContains(t, err, "WorldBudget")
 
-	// The default is DefaultWorldBudget.
+	// The default is 15,360 bytes, DefaultWorldBudget.
 	d, _ := openWorld(t, t.TempDir(), nil)
 	err = d.Write(ctx, "world/huge.md", "- Big: "+strings.Repeat("w", memory.DefaultWorldBudget))
 	require.ErrorContains(t, err, fmt.Sprintf("over the %s-byte budget", "15,360"))

@@ -11,7 +11,7 @@ import (
 // directory backend, each case in a fresh temporary directory.
 func TestDirBackend(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) memory.Backend {
-		d, err := memory.OpenDir(t.TempDir())
+		d, err := memory.OpenDir(t.TempDir(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -26,7 +26,7 @@ func TestSplitBackend(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) memory.Backend {
 		var ds [2]*memory.Dir
 		for i := range ds {
-			d, err := memory.OpenDir(t.TempDir())
+			d, err := memory.OpenDir(t.TempDir(), 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -23,7 +23,7 @@ type faulty struct {
 }
 
 func newFaulty(t *testing.T) *faulty {
-	d, err := memory.OpenDir(t.TempDir())
+	d, err := memory.OpenDir(t.TempDir(), 0)
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
 	return &faulty{Backend: d}

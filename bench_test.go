@@ -122,7 +122,7 @@ func BenchmarkIndexMessage(b *testing.B) {
 		writeFile(b, dir, "episodes/"+month+".md", "# "+month+" Episodes\n\n> Summary: Tokyo flight research, birthday gift ideas\n\n"+entry(m, "episodes/"+month+".md"))
 	}
 	for b.Loop() {
-		if _, err := s.IndexMessage(ctx); err != nil {
+		if _, err := s.NewSession().IndexMessage(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -273,7 +273,7 @@ func BenchmarkAppendFactLine(b *testing.B) {
 		run(b, s, paths)
 	})
 	b.Run("world-30-topics", func(b *testing.B) {
-		w, err := memory.OpenDir(b.TempDir())
+		w, err := memory.OpenDir(b.TempDir(), 0)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -70,7 +70,7 @@ func TestOversizedFile(t *testing.T) {
 func TestWorldLinkToAgentFacts(t *testing.T) {
 	ctx := context.Background()
 	shared := t.TempDir()
-	w, err := memory.OpenDir(shared)
+	w, err := memory.OpenDir(shared, 0)
 	require.NoError(t, err)
 	t.Cleanup(func() { w.Close() })
 	a := openAt(t, filepath.Join(shared, "a"), &memory.Options{World: w})

@@ -410,7 +410,7 @@ func TestCheckErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := memory.OpenDir(t.TempDir())
+			d, err := memory.OpenDir(t.TempDir(), 0)
 			require.NoError(t, err)
 			t.Cleanup(func() { d.Close() })
 			ctx := context.Background()

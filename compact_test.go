@@ -84,7 +84,7 @@ func TestCompactLocal(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, files, 2)
 	require.True(t, files[1].Compacted)
-	msg, err := s.IndexMessage(ctx)
+	msg, err := s.NewSession().IndexMessage(ctx)
 	require.NoError(t, err)
 	require.Contains(t, msg, "- episodes/2025-01.md (")
 	require.Contains(t, msg, ", compacted): ")
@@ -476,7 +476,7 @@ func TestCompactEdges(t *testing.T) {
 	c := s2.NewSession()
 	got, err := c.IndexMessage(ctx)
 	require.NoError(t, err)
-	want, err := s2.IndexMessage(ctx)
+	want, err := s2.NewSession().IndexMessage(ctx)
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 }

@@ -40,13 +40,13 @@ import (
 //     but may not survive a crash.
 //   - Files and folders are private by default: a new file, ".lock"
 //     included, has mode 0600 and a new folder 0700, so that another local
-//     user can neither read the memory nor hold its lock. [OpenDirMode]
-//     widens them (0660 and 0770 for a group that shares the memory). The
-//     mode is set as given, whatever the process's umask. A file replaced
-//     keeps its mode, and an existing folder or file is never chmod'ed: a
-//     mode a person set is kept. The exception is ".lock", the library's
-//     own file: an existing one gets the Dir's mode when the Dir opens it
-//     (unless another user owns it).
+//     user can neither read the memory nor hold its lock. [OpenDir]'s
+//     mode widens them (0660 and 0770 for a group that shares the
+//     memory). The mode is set as given, whatever the process's umask. A
+//     file replaced keeps its mode, and an existing folder or file is never
+//     chmod'ed: a mode a person set is kept. The exception is ".lock", the
+//     library's own file: an existing one gets the Dir's mode when the Dir
+//     opens it (unless another user owns it).
 //   - Every symbolic link is checked before it is followed: a link leads
 //     only down from the folder it stands in (a relative target without
 //     "..", not the folder itself), and never into another memory directory
@@ -120,42 +120,38 @@ const lockName = ".lock"
 // a temporary file: ".user.md.tmp-1x2y3z".
 const tempMark = ".tmp-"
 
-// DefaultFileMode is the mode of the files a [Dir] creates unless
-// [OpenDirMode] or Options.FileMode says otherwise: the owner's alone.
+// defaultFileMode is the mode of the files a [Dir] creates when
+// [OpenDir]'s mode or Options.FileMode is 0: the owner's alone.
 // Folders get the same with search access, 0700.
-const DefaultFileMode fs.FileMode = 0o600
+const defaultFileMode fs.FileMode = 0o600
 
 // racyWindow is how long after a file's modification time its size and
 // time stop being trusted as a sign that it did not change: an edit within
 // the file system's timestamp granularity of the last read could keep both.
 const racyWindow = 2 * time.Second
 
-// OpenDir opens the directory dir as a Backend, creating it if needed.
-// New files get [DefaultFileMode], 0600, and new folders 0700. A Store
-// opened on it ([OpenBackend], or Options.World) first removes, under the
-// Dir's lock, the temporary files a crash left behind in the folders it
+// OpenDir opens the directory dir as a Backend, creating it if needed. A
+// Store opened on it ([OpenBackend], or Options.World) first removes, under
+// the Dir's lock, the temporary files a crash left behind in the folders it
 // writes. Close releases the directory.
-func OpenDir(dir string) (*Dir, error) {
-	return openDir(dir, 0)
-}
-
-// OpenDirMode is [OpenDir] with the mode of the files the Dir creates, its
-// lock file included: 0660, say, for a group of users (or of agents running
-// as different users) that share the memory, such as a shared world. New
-// folders get the same mode with search access wherever it gives read
-// access (0660 gives 0770, 0640 gives 0750). The mode is set as given,
-// whatever the process's umask; files and folders that exist keep theirs,
-// but for the lock file, which gets mode (see [Dir]).
-// mode 0 means DefaultFileMode. A mode with other bits than read and write
-// permissions, or without the owner's read and write, is an error.
-func OpenDirMode(dir string, mode fs.FileMode) (*Dir, error) {
+//
+// mode is the mode of the files the Dir creates, its lock file included.
+// 0 gives 0600, the owner's alone; 0660, say, suits a group of users (or
+// of agents running as different users) that share the memory, such as a
+// shared world. New folders get the same mode with search access wherever
+// it gives read access (0600 gives 0700, 0660 gives 0770, 0640 gives
+// 0750). The mode is set as given, whatever the process's umask; files and
+// folders that exist keep theirs, but for the lock file, which gets mode
+// (see [Dir]). A mode with other bits than read and write permissions, or
+// without the owner's read and write, is an error.
+func OpenDir(dir string, mode fs.FileMode) (*Dir, error) {
 	return openDir(dir, mode)
 }
 
 // checkMode checks a file mode given for a Dir and applies the default.
 func checkMode(mode fs.FileMode) (fs.FileMode, error) {
 	if mode == 0 {
-		return DefaultFileMode, nil
+		return defaultFileMode, nil
 	}
 	if mode&^0o666 != 0 || mode&0o600 != 0o600 {
 		return 0, fmt.Errorf("file mode %#o: give read and write permissions only (such as 0600, 0640 or 0660), the owner's included", uint32(mode))

@@ -21,7 +21,7 @@ import (
 func TestDirContract(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	d, err := memory.OpenDir(dir)
+	d, err := memory.OpenDir(dir, 0)
 	require.NoError(t, err)
 	defer d.Close()
 
@@ -98,7 +98,7 @@ func TestDirRemovesTemps(t *testing.T) {
 	writeFile(t, dir, ".cache/.vectors-0123456789abcdef.bin.tmp-q1", "half")
 	writeFile(t, dir, ".cache/vectors-0123456789abcdef.bin", "kept")
 	writeFile(t, dir, ".git/.x.tmp-1", "kept")
-	d, err := memory.OpenDir(dir)
+	d, err := memory.OpenDir(dir, 0)
 	require.NoError(t, err)
 	defer d.Close()
 	require.FileExists(t, filepath.Join(dir, "facts", ".user.md.tmp-abc"), "a Dir alone knows no folder of the Store's")
@@ -117,7 +117,7 @@ func TestDirRemovesTemps(t *testing.T) {
 func TestOpenBackendOptions(t *testing.T) {
 	_, err := memory.OpenBackend(nil, nil)
 	require.ErrorContains(t, err, "Backend is nil")
-	d, err := memory.OpenDir(t.TempDir())
+	d, err := memory.OpenDir(t.TempDir(), 0)
 	require.NoError(t, err)
 	defer d.Close()
 	_, err = memory.OpenBackend(d, &memory.Options{IndexIdle: -1})
@@ -172,7 +172,7 @@ func readFileOr(dir, rel string) string {
 // then write against the version read, lose none.
 func TestDirConcurrentWrites(t *testing.T) {
 	ctx := context.Background()
-	d, err := memory.OpenDir(t.TempDir())
+	d, err := memory.OpenDir(t.TempDir(), 0)
 	require.NoError(t, err)
 	defer d.Close()
 	_, err = put(ctx, d, "facts/n.md", []byte("0"), "")
@@ -243,7 +243,7 @@ func (failingList) List(context.Context, string) ([]memory.Entry, error) {
 // make fails Search and List, instead of answering from nothing.
 func TestListFailureIsAnError(t *testing.T) {
 	ctx := context.Background()
-	d, err := memory.OpenDir(t.TempDir())
+	d, err := memory.OpenDir(t.TempDir(), 0)
 	require.NoError(t, err)
 	defer d.Close()
 	s, err := memory.OpenBackend(d, nil)
@@ -264,7 +264,7 @@ func TestDirVersionAfterEditInPlace(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	writeFile(t, dir, "facts/user.md", "- Name: Zhang San\n")
-	d, err := memory.OpenDir(dir)
+	d, err := memory.OpenDir(dir, 0)
 	require.NoError(t, err)
 	defer d.Close()
 	c, err := d.Read(ctx, "facts/user.md", -1)

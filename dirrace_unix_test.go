@@ -50,7 +50,7 @@ func sharedRoot(t *testing.T) (dir string, d *memory.Dir) {
 	writeFile(t, dir, "agentB/.lock", "")
 	writeFile(t, dir, "agentB/facts/user.md", "SECRET\n")
 	require.NoError(t, os.Symlink("agentB/facts", filepath.Join(dir, "wl")))
-	d, err := memory.OpenDir(dir)
+	d, err := memory.OpenDir(dir, 0)
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
 	_, err = d.Read(context.Background(), "wl/user.md", -1)
@@ -87,7 +87,7 @@ func TestFolderSwapRead(t *testing.T) {
 func TestFIFOSwapRead(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	d, err := memory.OpenDir(dir)
+	d, err := memory.OpenDir(dir, 0)
 	require.NoError(t, err)
 	defer d.Close()
 	writeFile(t, dir, "facts/user.md", "- Lives in Berlin\n")

@@ -17,7 +17,7 @@
 // which the person writes and no tool may change ([Store.Persona]).
 //
 // Every file starts with a "# " title and a "> Summary: " line. The summaries
-// make the index an agent sees first ([Store.IndexMessage]); the model then
+// make the index an agent sees first ([Session.IndexMessage]); the model then
 // reads the files it needs.
 //
 // The agent loop you already have registers the memory tools (memory_list,
@@ -26,16 +26,16 @@
 // Schema and [Tool.Call]. The tools belong to a conversation, a [Session]:
 // what it has read, it may change, and a change made by anyone else since
 // (a person's edit, another conversation) is refused until it reads the
-// file again. [Store.Tools] gives the tools of a new conversation;
-// [Store.Session] gives the conversation a host names by id, for a
-// registry built once (an MCP server, an agent framework), and
-// [Session.Call] runs a tool by name in it. A client that keeps no state
-// carries version tokens instead: memory_read states the file's [Version],
-// and memory_write and memory_patch given it change the file only if it is
-// still at that version. A conversation's parallel calls are safe: its own
-// changes never conflict with each other (a memory_write carrying a version
-// from before the conversation's own later changes is refused, as it
-// would undo them).
+// file again. [Store.NewSession] starts a conversation, and its
+// [Session.Tools] are the ones to register; [Store.Session] gives the
+// conversation a host names by id, for a registry built once (an MCP
+// server, an agent framework), and [Session.Call] runs a tool by name in
+// it. A client that keeps no state carries version tokens instead:
+// memory_read states the file's [Version], and memory_write and
+// memory_patch given it change the file only if it is still at that
+// version. A conversation's parallel calls are safe: its own changes never
+// conflict with each other (a memory_write carrying a version from before
+// the conversation's own later changes is refused, as it would undo them).
 //
 // The same operations are methods for Go code: [Store.List],
 // [Store.Search], [Store.Read], [Store.Write], [Store.WriteIf],
@@ -181,7 +181,7 @@
 //     takes more than that of one file, on any backend.
 //   - Private files. A directory's new files (.lock included) are 0600 and
 //     its new folders 0700, whatever the umask; a mode a person set is kept.
-//     [Options.FileMode] or [OpenDirMode](dir, 0o660) widen them for a group
+//     [Options.FileMode] or [OpenDir](dir, 0o660) widen them for a group
 //     (folders 0770).
 //   - Formatting is kept. Structure is read with goldmark's AST (a "## "
 //     inside a code fence is not an entry; Setext headings count), and edits
@@ -302,7 +302,7 @@
 // itself: a person (mdmemory compact) or the host starts it; DryRun reports
 // what a run would do and writes nothing.
 //
-// [Store.IndexMessage] keeps to its budget over years of months: it always
+// [Session.IndexMessage] keeps to its budget over years of months: it always
 // shows the facts and the newest months, marks compacted ones, and says how
 // many it left out and that memory_search reaches them and the archive.
 // [Store.Stats] gives the facts against the budget, the files, the entries

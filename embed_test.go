@@ -584,7 +584,7 @@ func TestSemanticMissingGone(t *testing.T) {
 
 func TestSemanticIndexErrors(t *testing.T) {
 	// The listing fails before the Embedder is called.
-	d, err := memory.OpenDir(filepath.Join(t.TempDir(), "m"))
+	d, err := memory.OpenDir(filepath.Join(t.TempDir(), "m"), 0)
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
 	fb := &cacheFault{Dir: d, listErr: errors.New("the network is down")}
@@ -710,7 +710,7 @@ func TestSemanticCacheFaults(t *testing.T) {
 		{name: "closed", readErr: memory.ErrClosed, searchErr: memory.ErrClosed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := memory.OpenDir(filepath.Join(t.TempDir(), "m"))
+			d, err := memory.OpenDir(filepath.Join(t.TempDir(), "m"), 0)
 			require.NoError(t, err)
 			t.Cleanup(func() { d.Close() })
 			fb := &cacheFault{Dir: d, readErr: tc.readErr, writeErr: tc.writeErr}

@@ -28,13 +28,14 @@ func Example() {
 	}
 	defer store.Close()
 
-	for _, tool := range store.Tools() {
+	conv := store.NewSession() // one conversation: what it reads, it may change
+	for _, tool := range conv.Tools() {
 		if tool.Name == "memory_append" { // the model asked for this call
 			res, err := tool.Call(ctx, json.RawMessage(`{"path": "facts/user.md", "entry": "- Name: Zhang San", "summary": "Zhang San"}`))
 			fmt.Println(res.Text, res.IsError, err)
 		}
 	}
-	index, _ := store.IndexMessage(ctx)
+	index, _ := conv.IndexMessage(ctx)
 	fmt.Print(index)
 	// Output:
 	// {"path":"facts/user.md","size":48,"version":"e8beacd0c1b61001c12905eb"} false <nil>
@@ -54,7 +55,7 @@ func ExampleTool_Call() {
 	store, _ := memory.Open(dir, &memory.Options{Now: feb26})
 	defer store.Close()
 
-	read := store.Tools()[2] // memory_list, memory_search, memory_read, ...
+	read := store.NewSession().Tools()[2] // memory_list, memory_search, memory_read, ...
 	res, err := read.Call(context.Background(), json.RawMessage(`{"path": "../secrets.txt"}`))
 	fmt.Println(read.Name, res.IsError, err)
 	fmt.Println(res.Text)
@@ -116,7 +117,7 @@ func ExampleStore_Session() {
 
 	// Once, at start-up: name, description and schema of each tool.
 	registry := map[string]memory.Tool{}
-	for _, tool := range store.Tools() {
+	for _, tool := range store.NewSession().Tools() {
 		registry[tool.Name] = tool
 	}
 	// For every call: the host's conversation id picks the conversation.
@@ -179,7 +180,7 @@ func ExampleOptions_world() {
 	defer os.RemoveAll(root)
 	ctx := context.Background()
 
-	shared, err := memory.OpenDir(filepath.Join(root, "shared"))
+	shared, err := memory.OpenDir(filepath.Join(root, "shared"), 0)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -59,3 +59,16 @@ func AwaitWaiters(s *Store) {
 		runtime.Gosched()
 	}
 }
+
+// The defaults of the options' zero values, for the tests whose point is
+// the default.
+const (
+	DefaultContextWindow    = defaultContextWindow
+	DefaultFactsBudget      = defaultFactsBudget
+	DefaultIndexBudget      = defaultIndexBudget
+	DefaultMaxRounds        = defaultMaxRounds
+	DefaultProceduresBudget = defaultProceduresBudget
+	DefaultSearchLimit      = defaultSearchLimit
+	DefaultWorldBudget      = defaultWorldBudget
+	PersonaMax              = personaMax
+)

@@ -56,7 +56,7 @@ func BenchmarkVetFacts(b *testing.B) {
 	tgt := target{path: "facts/user.md", fact: 0}
 	var old strings.Builder
 	old.WriteString("# User\n\n> Summary: many facts\n\n")
-	for i := 0; old.Len() < DefaultFactsBudget; i++ {
+	for i := 0; old.Len() < defaultFactsBudget; i++ {
 		fmt.Fprintf(&old, "- Fact %d: prefers option %d over the others, in meetings and reviews\n", i, i)
 	}
 	line := func(n int) string {

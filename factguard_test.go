@@ -340,7 +340,7 @@ func (b readFails) Read(ctx context.Context, name string, limit int64) (memory.C
 // read, but a closed store or a done context still fail it, as host errors.
 func TestFactGuardOtherFileUnreadable(t *testing.T) {
 	ctx := context.Background()
-	d, err := memory.OpenDir(t.TempDir())
+	d, err := memory.OpenDir(t.TempDir(), 0)
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
 	// The guard reads the other fact files that are there.

@@ -182,7 +182,7 @@ var conversations sync.Map // *memory.Store → []memory.Tool
 // call runs a tool of s's conversation with args and requires no host error.
 func call(t testing.TB, s *memory.Store, name, args string) memory.ToolResult {
 	t.Helper()
-	tools, _ := conversations.LoadOrStore(s, s.Tools())
+	tools, _ := conversations.LoadOrStore(s, s.NewSession().Tools())
 	r, err := tool(t, tools.([]memory.Tool), name).Call(context.Background(), json.RawMessage(args))
 	require.NoError(t, err)
 	return r
@@ -191,7 +191,7 @@ func call(t testing.TB, s *memory.Store, name, args string) memory.ToolResult {
 // conversation returns a caller of one fresh tool set of s: a new
 // conversation, with its own record of what it has read.
 func conversation(t testing.TB, s *memory.Store) func(name, args string) memory.ToolResult {
-	tools := s.Tools()
+	tools := s.NewSession().Tools()
 	return func(name, args string) memory.ToolResult {
 		t.Helper()
 		r, err := tool(t, tools, name).Call(context.Background(), json.RawMessage(args))

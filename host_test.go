@@ -41,7 +41,7 @@ func TestHostFailures(t *testing.T) {
 		require.False(t, isModelError(err), err)
 		// The tool tells the model to go on without the file, as for
 		// any file a person must fix.
-		res, err := tool(t, s.Tools(), "memory_read").Call(ctx, []byte(`{"path":"facts/user.md"}`))
+		res, err := tool(t, s.NewSession().Tools(), "memory_read").Call(ctx, []byte(`{"path":"facts/user.md"}`))
 		require.NoError(t, err)
 		require.True(t, res.IsError)
 		require.Contains(t, res.Text, "a person must fix the memory directory")
@@ -64,10 +64,10 @@ func TestHostFailures(t *testing.T) {
 			{Path: "facts/user.md", Summary: "Zhang San", Size: 48},
 			{Path: "episodes/", Error: "cannot be read: it is a file, not a folder; a person must fix the memory directory"},
 		}, files)
-		msg, err := s.IndexMessage(ctx)
+		msg, err := s.NewSession().IndexMessage(ctx)
 		require.NoError(t, err)
 		require.Contains(t, msg, "- facts/user.md (48B): Zhang San\n- episodes/: cannot be read: it is a file, not a folder; a person must fix the memory directory\n")
-		r, err := tool(t, s.Tools(), "memory_list").Call(ctx, nil)
+		r, err := tool(t, s.NewSession().Tools(), "memory_list").Call(ctx, nil)
 		require.NoError(t, err)
 		require.Contains(t, r.Text, `{"path":"episodes/","summary":"","size":0,"error":"cannot be read: it is a file, not a folder; a person must fix the memory directory"}`)
 		hits, err := s.Search(ctx, "Zhang", nil)
@@ -122,7 +122,7 @@ func TestHostFailures(t *testing.T) {
 		require.Equal(t, "facts/user.md", files[0].Path)
 		require.Contains(t, files[0].Error, "symbolic link", "listed, with the reason it cannot be read")
 		require.Equal(t, "facts/memory.md", files[1].Path)
-		_, err = s.IndexMessage(ctx)
+		_, err = s.NewSession().IndexMessage(ctx)
 		require.NoError(t, err)
 		hits, err := s.Search(ctx, "SECRET", nil)
 		require.NoError(t, err)
@@ -157,7 +157,7 @@ func TestIndexMessageLargeFile(t *testing.T) {
 	s, dir := open(t, nil)
 	leavesBroken(t, "a person's month over 1 MiB is its point")
 	writeFile(t, dir, "episodes/2026-02.md", "# 2026-02 Episodes\n\n> Summary: big\n\n"+strings.Repeat("x", 1<<20+100))
-	msg, err := s.IndexMessage(context.Background())
+	msg, err := s.NewSession().IndexMessage(context.Background())
 	require.NoError(t, err)
 	require.Contains(t, msg, "- episodes/2026-02.md (1.0MB): big\n")
 }

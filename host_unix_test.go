@@ -55,7 +55,7 @@ func TestHandEditUnreadable(t *testing.T) {
 		var err error
 		got.Files, err = s.List(context.Background())
 		require.NoError(t, err)
-		got.Index, err = s.IndexMessage(context.Background())
+		got.Index, err = s.NewSession().IndexMessage(context.Background())
 		require.NoError(t, err)
 	} else {
 		const nobody = 65534
@@ -102,7 +102,7 @@ func copyFile(t *testing.T, from, to string) {
 
 // TestFileModes: memory is private by default, whatever the umask: new
 // files (the lock file among them) 0600, new folders 0700; a mode a person
-// set is kept when the file is replaced; Options.FileMode and OpenDirMode
+// set is kept when the file is replaced; Options.FileMode and OpenDir's mode
 // widen the modes for a group, exactly as given; an existing .lock gets
 // the mode given.
 func TestFileModes(t *testing.T) {
@@ -141,7 +141,7 @@ func TestFileModes(t *testing.T) {
 	// A shared world opened for a group; what exists keeps its mode.
 	shared := filepath.Join(t.TempDir(), "shared")
 	require.NoError(t, os.MkdirAll(shared, 0o755))
-	w, err := memory.OpenDirMode(shared, 0o660)
+	w, err := memory.OpenDir(shared, 0o660)
 	require.NoError(t, err)
 	t.Cleanup(func() { w.Close() })
 	_, err = put(ctx, w, "world/apollo.md", []byte("# Apollo\n"), "")
@@ -164,13 +164,13 @@ func TestFileModes(t *testing.T) {
 	require.NoError(t, o.Close())
 	require.Equal(t, os.FileMode(0o600), perm(t, filepath.Join(old, ".lock")))
 	require.Equal(t, os.FileMode(0o644), perm(t, filepath.Join(old, "facts", "user.md")))
-	g, err := memory.OpenDirMode(old, 0o660)
+	g, err := memory.OpenDir(old, 0o660)
 	require.NoError(t, err)
 	require.NoError(t, g.Close())
 	require.Equal(t, os.FileMode(0o660), perm(t, filepath.Join(old, ".lock")), "the Dir's mode, as given")
 
 	for _, bad := range []os.FileMode{0o700, 0o400, 0o200, 0o4600, 0o1666, os.ModeDir | 0o600} {
-		_, err := memory.OpenDirMode(filepath.Join(t.TempDir(), "x"), bad)
+		_, err := memory.OpenDir(filepath.Join(t.TempDir(), "x"), bad)
 		require.ErrorContains(t, err, "read and write permissions only", "%v", bad)
 		_, err = memory.Open(t.TempDir(), &memory.Options{FileMode: bad})
 		require.ErrorContains(t, err, "Options.FileMode", "%v", bad)

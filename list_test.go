@@ -53,7 +53,7 @@ func TestListRemembersHeads(t *testing.T) {
 	writeFile(t, dir, "episodes/2026-01.md", "# 2026-01 Episodes\n\n> Summary: January\n\n## A\n- Date: 2026-01-02\n")
 	writeFile(t, dir, "episodes/2026-03.001.md", "# 2026-03 Episodes\n\n> Summary: March, part one\n\n## B\n- Date: 2026-03-02\n")
 	age(t, dir)
-	d, err := memory.OpenDir(dir)
+	d, err := memory.OpenDir(dir, 0)
 	require.NoError(t, err)
 	defer d.Close()
 	b := &counting{Backend: d}

@@ -21,12 +21,12 @@ import (
 	"github.com/mdmemory/memory/internal/paths"
 )
 
-// Defaults for the zero values of [Options].
+// Defaults for the zero values of [Options], whose docs give them too.
 const (
-	DefaultFactsBudget = 15360 // bytes over all fact files
-	DefaultIndexBudget = 2000  // characters of IndexMessage
-	DefaultLockTimeout = 10 * time.Second
-	DefaultMaxSessions = 1000 // conversations Store.Session keeps
+	defaultFactsBudget = 15360 // bytes over all fact files
+	defaultIndexBudget = 2000  // characters of Session.IndexMessage
+	defaultLockTimeout = 10 * time.Second
+	defaultMaxSessions = 1000 // conversations Store.Session keeps
 )
 
 // maxFileSize bounds any one memory file the library writes: memory files
@@ -57,41 +57,40 @@ type Options struct {
 	FactFiles []FactFile
 
 	// FactsBudget is the limit, in bytes, on the summed size of the fact
-	// files. 0 means DefaultFactsBudget (15360).
+	// files. 0 means 15,360 bytes.
 	FactsBudget int
 
 	// ProceduresBudget is the limit, in bytes, on the size of
 	// procedures.md, the rules learned from experience. It is a budget of
 	// its own, not part of FactsBudget: procedures are not loaded into
 	// every prompt but searched, and loaded whole only when a host wants
-	// them. 0 means DefaultProceduresBudget (4096).
+	// them. 0 means 4,096 bytes, about 40 rules.
 	ProceduresBudget int
 
 	// Now is the clock used for entry dates and month files. nil means
 	// time.Now.
 	Now func() time.Time
 
-	// IndexBudget is the size, in characters, IndexMessage aims for.
-	// 0 means DefaultIndexBudget (2000).
+	// IndexBudget is the size, in characters, [Session.IndexMessage] aims
+	// for. 0 means 2,000 characters.
 	IndexBudget int
 
 	// FileMode is the mode of the files Open's directory creates, as
-	// [OpenDirMode] takes it: 0 means DefaultFileMode, 0600 (folders
-	// 0700), the owner's alone; 0660 (folders 0770) lets a group share
-	// the memory. Files and folders that exist keep their mode, but for
+	// [OpenDir] takes it: 0 means 0600 (folders 0700), the owner's alone;
+	// 0660 (folders 0770) lets a group share the memory. Files and folders that exist keep their mode, but for
 	// the lock file, ".lock", which gets this one. It has no effect on a
 	// store opened with OpenBackend.
 	FileMode fs.FileMode
 
 	// LockTimeout bounds how long a change waits for another process that
 	// holds the lock it needs (the directory's, or on S3 the facts' lease).
-	// 0 means DefaultLockTimeout (10s).
+	// 0 means 10 seconds.
 	LockTimeout time.Duration
 
 	// MaxSessions bounds the conversations [Store.Session] keeps by id: when
 	// a new one would make more, the one used least recently is forgotten.
 	// Each costs a few hundred bytes and a line per file it has seen.
-	// 0 means DefaultMaxSessions (1000).
+	// 0 means 1,000.
 	MaxSessions int
 
 	// IndexIdle, when positive, releases the search index after that long
@@ -111,8 +110,8 @@ type Options struct {
 
 	// WorldBudget is the limit, in bytes, on the summed size of the world
 	// topics, which all agents sharing World fill together; each store
-	// checks it with its own value, so give them the same. 0 means
-	// DefaultWorldBudget (15360).
+	// checks it with its own value, so give them the same. 0 means 15,360
+	// bytes, as for the facts.
 	WorldBudget int
 
 	// Embedder, when not nil, adds semantic search to Store.Search and
@@ -309,22 +308,22 @@ func (o *Options) fill() error {
 		return fmt.Errorf("memory: open: Options.FileMode: %w", err)
 	}
 	if o.WorldBudget == 0 {
-		o.WorldBudget = DefaultWorldBudget
+		o.WorldBudget = defaultWorldBudget
 	}
 	if o.ProceduresBudget == 0 {
-		o.ProceduresBudget = DefaultProceduresBudget
+		o.ProceduresBudget = defaultProceduresBudget
 	}
 	if o.MaxSessions == 0 {
-		o.MaxSessions = DefaultMaxSessions
+		o.MaxSessions = defaultMaxSessions
 	}
 	if o.LockTimeout == 0 {
-		o.LockTimeout = DefaultLockTimeout
+		o.LockTimeout = defaultLockTimeout
 	}
 	if o.FactsBudget == 0 {
-		o.FactsBudget = DefaultFactsBudget
+		o.FactsBudget = defaultFactsBudget
 	}
 	if o.IndexBudget == 0 {
-		o.IndexBudget = DefaultIndexBudget
+		o.IndexBudget = defaultIndexBudget
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -119,7 +119,7 @@ func TestClose(t *testing.T) {
 	require.ErrorIs(t, s.Append(ctx, "facts/user.md", "- x", ""), memory.ErrClosed)
 	_, err = s.Patch(ctx, "facts/user.md", []memory.Patch{{OldText: "a", NewText: "b"}})
 	require.ErrorIs(t, err, memory.ErrClosed)
-	_, err = s.IndexMessage(ctx)
+	_, err = s.NewSession().IndexMessage(ctx)
 	require.ErrorIs(t, err, memory.ErrClosed)
 
 	args := map[string]string{
@@ -130,7 +130,7 @@ func TestClose(t *testing.T) {
 		"memory_patch":  `{"path":"facts/user.md","patches":[{"oldText":"a","newText":"b"}]}`,
 		"memory_append": `{"path":"facts/user.md","entry":"- x","summary":null}`,
 	}
-	for _, tl := range s.Tools() {
+	for _, tl := range s.NewSession().Tools() {
 		r, err := tl.Call(ctx, []byte(args[tl.Name]))
 		require.ErrorIs(t, err, memory.ErrClosed, tl.Name)
 		require.Equal(t, memory.ToolResult{}, r)
@@ -149,7 +149,7 @@ func TestCancelledContext(t *testing.T) {
 	require.ErrorIs(t, s.Append(ctx, "episodes/2026-02.md", "## x", ""), context.Canceled)
 	_, err = s.Patch(ctx, "facts/user.md", []memory.Patch{{OldText: "a", NewText: "b"}})
 	require.ErrorIs(t, err, context.Canceled)
-	_, err = tool(t, s.Tools(), "memory_read").Call(ctx, []byte(`{"path":"facts/user.md"}`))
+	_, err = tool(t, s.NewSession().Tools(), "memory_read").Call(ctx, []byte(`{"path":"facts/user.md"}`))
 	require.ErrorIs(t, err, context.Canceled)
 }
 

@@ -67,7 +67,7 @@ func TestNoMonthWall(t *testing.T) {
 	}
 	require.Equal(t, total, list[0].Size)
 	require.Contains(t, list[0].Summary, "Busy task 04999")
-	msg, err := s.IndexMessage(ctx)
+	msg, err := s.NewSession().IndexMessage(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, strings.Count(msg, "episodes/2026-02"))
 
@@ -155,7 +155,7 @@ func TestStats(t *testing.T) {
 	require.Equal(t, 4, st.Months[1].Entries)
 	require.True(t, st.Months[1].Compacted)
 
-	msg, err := s.IndexMessage(ctx)
+	msg, err := s.NewSession().IndexMessage(ctx)
 	require.NoError(t, err)
 	require.Equal(t, len(msg), st.IndexMessage.Size)
 	require.Equal(t, (len([]rune(msg))+3)/4, st.IndexMessage.Tokens)
@@ -177,7 +177,7 @@ func TestIndexOverTenYears(t *testing.T) {
 		}
 		writeFile(t, dir, "episodes/"+month+".md", b.String())
 	}
-	msg, err := s.IndexMessage(context.Background())
+	msg, err := s.NewSession().IndexMessage(context.Background())
 	require.NoError(t, err)
 	require.LessOrEqual(t, len([]rune(msg)), memory.DefaultIndexBudget)
 	require.Contains(t, msg, "- episodes/2025-12.md (")

@@ -113,7 +113,7 @@ func worker(role, dir, id string, nStr string) error {
 		if err != nil {
 			return err
 		}
-		msg, err := s.IndexMessage(ctx)
+		msg, err := s.NewSession().IndexMessage(ctx)
 		if err != nil {
 			return err
 		}
@@ -423,7 +423,7 @@ func TestLockTimeout(t *testing.T) {
 	err := s.Append(ctx, "episodes/2026-02.md", "## x", "")
 	require.ErrorIs(t, err, memory.ErrLocked)
 	require.Contains(t, err.Error(), "memory: append episodes/2026-02.md: memory directory is locked by another store (waited 20ms)")
-	_, err = tool(t, s.Tools(), "memory_append").Call(ctx, json.RawMessage(`{"path": "episodes/2026-02.md", "entry": "## x", "summary": null}`))
+	_, err = tool(t, s.NewSession().Tools(), "memory_append").Call(ctx, json.RawMessage(`{"path": "episodes/2026-02.md", "entry": "## x", "summary": null}`))
 	require.ErrorIs(t, err, memory.ErrLocked, "a host error, not the model's")
 	_, err = memory.Open(dir, &memory.Options{LockTimeout: time.Millisecond})
 	require.ErrorIs(t, err, memory.ErrLocked)

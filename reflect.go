@@ -21,10 +21,11 @@ import (
 // library owns the prompt, the trimming of the conversation and the bounded
 // tool loop; the caller owns the model, behind the one-method LLM interface.
 
-// Defaults for the zero values of [ReflectorOptions].
+// Defaults for the zero values of [ReflectorOptions], whose docs give them
+// too.
 const (
-	DefaultMaxRounds     = 5      // model calls per Reflect
-	DefaultContextWindow = 128000 // tokens
+	defaultMaxRounds     = 5      // model calls per Reflect
+	defaultContextWindow = 128000 // tokens
 )
 
 const (
@@ -130,17 +131,16 @@ type ReflectorOptions struct {
 	// Persona is not shown at all (its Name neither): the person's file
 	// is the one source of the persona, and a program's struct is the
 	// fallback for a memory whose person wrote none. The file is shown as
-	// [Store.Persona] gives it (cut at PersonaMax bytes); one that cannot
+	// [Store.Persona] gives it (cut at 8 KiB); one that cannot
 	// be read counts as absent.
 	Persona Persona
 
-	// MaxRounds bounds the model calls of one Reflect. 0 or less means
-	// DefaultMaxRounds (5).
+	// MaxRounds bounds the model calls of one Reflect. 0 or less means 5.
 	MaxRounds int
 
 	// ContextWindow is the model's context window in tokens. The task's
 	// conversation is trimmed to about 60% of it, counting 4 characters a
-	// token. 0 or less means DefaultContextWindow (128000).
+	// token. 0 or less means 128,000 tokens.
 	ContextWindow int
 }
 
@@ -202,10 +202,10 @@ func NewReflector(s *Store, llm LLM, opts *ReflectorOptions) *Reflector {
 	r.opts.Persona.Personality = slices.Clone(r.opts.Persona.Personality)
 	r.opts.Persona.Values = slices.Clone(r.opts.Persona.Values)
 	if r.opts.MaxRounds <= 0 {
-		r.opts.MaxRounds = DefaultMaxRounds
+		r.opts.MaxRounds = defaultMaxRounds
 	}
 	if r.opts.ContextWindow <= 0 {
-		r.opts.ContextWindow = DefaultContextWindow
+		r.opts.ContextWindow = defaultContextWindow
 	}
 	return r
 }
@@ -223,9 +223,9 @@ func NewReflector(s *Store, llm LLM, opts *ReflectorOptions) *Reflector {
 // whole (a turn is an assistant message with the tool messages that answer
 // it, or any other message), and the first message says how many.
 //
-// The model is called at most MaxRounds times, offered exactly
-// [Store.ReflectionTools]. Its tool calls run in order, and each result
-// goes back as a tool message. A mistake of the model (an unknown tool,
+// The model is called at most MaxRounds times, offered exactly the
+// [Session.ReflectionTools] of a new conversation. Its tool calls run in
+// order, and each result goes back as a tool message. A mistake of the model (an unknown tool,
 // arguments that are not valid, a call ID used twice, a bad path, a budget
 // exceeded) goes back the same way, as an error it can fix. The run ends
 // when the model answers without tool calls, or after the round that used

@@ -18,7 +18,7 @@ import (
 // reflector's system prompt, and Store.Persona gives it to a host for its
 // own prompts, unframed: it is the person's instruction, not recorded data,
 // and only someone with access to the memory's storage can write it. What
-// goes into a prompt is cut at PersonaMax bytes.
+// goes into a prompt is cut at personaMax bytes (8 KiB).
 //
 // procedures.md holds rules learned from experience, one a line, in the
 // fixed format "- When <situation>: <action>", enforced on every change the
@@ -28,17 +28,17 @@ import (
 // and the index message names the file) and loaded whole only when a host
 // wants them; so they have a budget of their own, Options.ProceduresBudget.
 
-// PersonaMax bounds, in bytes, how much of persona.md [Store.Persona] gives
+// personaMax bounds, in bytes, how much of persona.md [Store.Persona] gives
 // and the reflector's system prompt shows: a persona is a few hundred
 // words, and a larger file is cut at a line with a note rather than allowed
 // to crowd out the rest of a prompt. memory_read shows the whole file, and
 // [Store.Check] warns of one over the bound.
-const PersonaMax = 8192
+const personaMax = 8192
 
-// DefaultProceduresBudget is the size, in bytes, procedures.md may have
+// defaultProceduresBudget is the size, in bytes, procedures.md may have
 // when Options.ProceduresBudget is 0: about 40 rules, little enough to load
 // whole into a prompt.
-const DefaultProceduresBudget = 4096
+const defaultProceduresBudget = 4096
 
 // procedureExample is the rule the model-facing texts show.
 const procedureExample = "- When the flight search returns stale prices: cross-check the airline's site"
@@ -52,7 +52,7 @@ func (s *Store) personaRefusal(op string) error {
 // Persona returns the text of persona.md, the agent's persona that the
 // person wrote, for a host to render first in its own prompts, before any
 // memory. It returns "" and a nil error when the file does not exist or
-// holds nothing but white space. A file over [PersonaMax] bytes is cut at
+// holds nothing but white space. A file over 8 KiB (8,192 bytes) is cut at
 // the last line that fits, and a line saying so ends the text; bytes that
 // are not text are shown as U+FFFD. The text ends with a newline.
 //
@@ -72,11 +72,11 @@ func (s *Store) Persona(ctx context.Context) (string, error) {
 		return "", err
 	}
 	size := c.Size
-	if size > PersonaMax {
-		b = b[:bytes.LastIndexByte(b[:min(len(b), PersonaMax)], '\n')+1]
+	if size > personaMax {
+		b = b[:bytes.LastIndexByte(b[:min(len(b), personaMax)], '\n')+1]
 	}
 	text := shownText(b)
-	if size > PersonaMax {
+	if size > personaMax {
 		text += fmt.Sprintf("(%s is %s bytes; only its first %s are shown)\n", personaFile, thousands64(size), thousands(len(b)))
 	}
 	return strings.TrimRight(text, " \t\r\n") + "\n", nil
@@ -168,8 +168,8 @@ func proceduresSummary(d *markdown.Doc) string {
 func (c *checker) rootBody(t target, d *markdown.Doc) {
 	src := d.Src()
 	if t.root == personaFile {
-		if len(src) > PersonaMax {
-			c.warn(t.path, 0, fmt.Sprintf("%s bytes, over the %s bytes of it that go into prompts: the rest is cut", thousands(len(src)), thousands(PersonaMax)),
+		if len(src) > personaMax {
+			c.warn(t.path, 0, fmt.Sprintf("%s bytes, over the %s bytes of it that go into prompts: the rest is cut", thousands(len(src)), thousands(personaMax)),
 				"Shorten it to what defines the agent: who it is, its role, its manner.")
 		}
 		return

@@ -224,7 +224,7 @@ func TestRootFilesListedAndIndexed(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.Text), &listed))
 	require.Equal(t, files, listed)
 
-	msg, err := s.IndexMessage(ctx)
+	msg, err := s.NewSession().IndexMessage(ctx)
 	require.NoError(t, err)
 	require.Contains(t, msg, "Available memory:\n- persona.md (")
 	require.Contains(t, msg, "): Mira, a terse travel agent\n- facts/user.md (")
@@ -487,7 +487,7 @@ func TestProceduresNotEpisodes(t *testing.T) {
 // procedures.md is still searched.
 func TestProceduresSearchedWhenRootUnlisted(t *testing.T) {
 	ctx := context.Background()
-	d, err := memory.OpenDir(t.TempDir())
+	d, err := memory.OpenDir(t.TempDir(), 0)
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
 	f := &checkFaults{Backend: d, list: func(dir string) error {

@@ -153,7 +153,7 @@ func FuzzResolve(f *testing.F) {
 	}
 	dir := f.TempDir()
 	root := filepath.Join(dir, "memory")
-	shared, err := memory.OpenDir(filepath.Join(dir, "shared"))
+	shared, err := memory.OpenDir(filepath.Join(dir, "shared"), 0)
 	require.NoError(f, err)
 	f.Cleanup(func() { shared.Close() })
 	s, err := memory.Open(root, &memory.Options{World: shared})

@@ -63,7 +63,7 @@ func (l *lockless) before1(name string) {
 // of the part loses, and its append goes round again (the month is sealed
 // already) instead of failing: each entry is in the month once.
 func TestAppendSealRace(t *testing.T) {
-	d, err := memory.OpenDir(t.TempDir())
+	d, err := memory.OpenDir(t.TempDir(), 0)
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
 	lb := &lockless{Backend: d, before: map[string]func(){}}

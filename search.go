@@ -35,17 +35,17 @@ import (
 // of its size); it is built on the first search and can be released
 // (Store.ReleaseIndex, Options.IndexIdle, Close).
 
-// DefaultSearchLimit is the number of hits Search returns when
+// defaultSearchLimit is the number of hits Search returns when
 // SearchOptions.Limit is 0.
-const DefaultSearchLimit = 10
+const defaultSearchLimit = 10
 
 // snippetMax bounds a hit's snippet, in characters.
 const snippetMax = 160
 
 // SearchOptions narrow a [Store.Search]. A nil *SearchOptions, like the zero
-// value, gives DefaultSearchLimit hits from all files.
+// value, gives 10 hits from all files.
 type SearchOptions struct {
-	// Limit is the number of hits at most; 0 means DefaultSearchLimit.
+	// Limit is the number of hits at most; 0 means 10.
 	Limit int
 	// Path keeps only files whose path starts with it: "facts/",
 	// "episodes/", "episodes/2026-". "" keeps all.
@@ -182,7 +182,7 @@ func (s *Store) Search(ctx context.Context, query string, opts *SearchOptions) (
 	case o.Limit < 0:
 		return nil, modelErr(op, "", ErrInvalidContent, "limit may not be negative", "")
 	case o.Limit == 0:
-		o.Limit = DefaultSearchLimit
+		o.Limit = defaultSearchLimit
 	}
 	if n := utf8.RuneCountInString(query); n > 1000 {
 		return nil, modelErr(op, "", ErrInvalidContent, fmt.Sprintf("the query is %d characters", n), "; use a few keywords")

@@ -30,7 +30,7 @@ func (c *countingBackend) Read(ctx context.Context, name string, limit int64) (m
 // listing per search, and no file read again whose tag did not change,
 // while a change made behind the store's back is found by the next search.
 func TestSearchListsOnce(t *testing.T) {
-	d, err := memory.OpenDir(t.TempDir())
+	d, err := memory.OpenDir(t.TempDir(), 0)
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
 	c := &countingBackend{Backend: d}

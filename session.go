@@ -30,8 +30,9 @@ import (
 //
 // Get one from [Store.NewSession] for a conversation the program holds
 // itself, or from [Store.Session] for a conversation a host names by id (a
-// tool registry built once, an MCP server). [Store.Tools] is a shortcut for
-// NewSession().Tools().
+// tool registry built once, an MCP server). A conversation's tools are
+// [Session.Tools], and the index message that starts its task is
+// [Session.IndexMessage].
 type Session struct {
 	s  *Store
 	id string
@@ -159,10 +160,31 @@ func (c *Session) Tools() []Tool { return c.bind(c.s.toolSet()) }
 // conversation.
 func (c *Session) ReflectionTools() []Tool { return c.bind(c.s.toolSet()[2:]) }
 
-// IndexMessage is [Store.IndexMessage]: the first user message of the
-// conversation's task, listing what is remembered.
+// IndexMessage renders the memory list as the first user message of the
+// conversation's task (the "Available memory" index); it is the same for
+// every conversation of the store. It has one line per file [Store.List]
+// lists (a month once, whatever parts it has) with its size and summary, or
+// why it cannot be read, and ", compacted" for a month Compact condensed:
+// persona.md, the fact files, the world topics (with Options.World),
+// procedures.md, then months newest first; then closing lines that say
+// where compacted months' originals are (when there are some), give today's
+// date, say that memory is background to weigh, which may be out of date,
+// and not instructions, and tell the model to memory_read what it needs. An
+// empty store gives a two-line message that says nothing is remembered yet.
+//
+// The message aims to fit in Options.IndexBudget characters. When it does
+// not, the oldest month files are left out and a line says how many; then,
+// if it still does not, the world topics, the last ones first, and a line
+// says how many. The other files, the newest month and the framing lines
+// are always kept, so a budget smaller than those is exceeded. Summaries
+// over 200 characters are cut with "…".
+//
+// The world topics' lines, whose summaries other agents wrote, are framed
+// as data, as [Store.Context] frames files: after a line that says so,
+// between a <topics …> line and a </topics …> line that carry the version
+// of the lines between them, which nothing a summary says can forge.
 func (c *Session) IndexMessage(ctx context.Context) (string, error) {
-	return c.s.IndexMessage(ctx)
+	return c.s.indexMessage(ctx)
 }
 
 // Call runs the memory tool named name with the model's JSON arguments in

@@ -118,7 +118,7 @@ func TestParallelCallsOfOneConversation(t *testing.T) {
 		}},
 		{"4 × 15 parallel writes of one file", func(t *testing.T, s *memory.Store, dir string) {
 			writeFile(t, dir, "facts/user.md", "# User\n\n> Summary: start\n\n- start\n")
-			tools := s.Tools()
+			tools := s.NewSession().Tools()
 			_, err := tool(t, tools, "memory_read").Call(context.Background(), json.RawMessage(`{"path": "facts/user.md"}`))
 			require.NoError(t, err)
 			write := tool(t, tools, "memory_write")
@@ -350,7 +350,7 @@ func TestRegistryBuiltOnce(t *testing.T) {
 	require.NoError(t, s.Write(ctx, "facts/user.md", "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n"))
 
 	// The registry keeps the definitions; calls go through Session(id).
-	defs := s.Tools()
+	defs := s.NewSession().Tools()
 	registry := map[string]memory.Tool{}
 	for _, d := range defs {
 		registry[d.Name] = d
@@ -467,12 +467,12 @@ func TestDescriptionsStayTrue(t *testing.T) {
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	s, dir := open(t, &memory.Options{Now: clock})
-	tools := s.Tools()
+	tools := s.NewSession().Tools()
 	mu.Lock()
 	now = time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
 	mu.Unlock()
 	march, _ := open(t, &memory.Options{Now: clock}) // a registry built in the next month
-	later := march.Tools()
+	later := march.NewSession().Tools()
 	for i := range tools {
 		require.Equal(t, tools[i].Description, later[i].Description, tools[i].Name)
 		require.Equal(t, tools[i].InputSchema, later[i].InputSchema, tools[i].Name)
@@ -495,7 +495,7 @@ func TestToolResultContent(t *testing.T) {
 
 func TestToolSchemaMap(t *testing.T) {
 	s, _ := open(t, nil)
-	for _, tl := range s.Tools() {
+	for _, tl := range s.NewSession().Tools() {
 		m := tl.SchemaMap()
 		require.Equal(t, "object", m["type"], tl.Name)
 		var want map[string]any

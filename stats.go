@@ -59,7 +59,7 @@ func promptSize(s string) PromptSize {
 
 // Stats reads the whole store (every month's files are parsed to count
 // their entries) and renders the prompts to size them. It returns the
-// errors of [Store.List] and [Store.IndexMessage]; a month file that cannot
+// errors of [Store.List] and [Session.IndexMessage]; a month file that cannot
 // be read counts no entries.
 func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	st := Stats{FactsBudget: s.opts.FactsBudget, ProceduresBudget: s.opts.ProceduresBudget, Months: []MonthStats{}} // "months": [] in JSON, not null
@@ -116,7 +116,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 			}
 		}
 	}
-	msg, err := s.IndexMessage(ctx)
+	msg, err := s.indexMessage(ctx)
 	if err != nil {
 		return st, err
 	}

@@ -72,17 +72,6 @@ func (t Tool) SchemaMap() map[string]any {
 	return m
 }
 
-// Tools returns the memory tools of a new conversation:
-// NewSession().Tools(). See [Session] for what the conversation guards.
-// Call Tools once per conversation (task), and again for the next; a
-// registry that builds its tools once uses [Store.Session] and
-// [Session.Call] instead.
-func (s *Store) Tools() []Tool { return s.NewSession().Tools() }
-
-// ReflectionTools returns the tools the post-task reflector uses, in a new
-// conversation: NewSession().ReflectionTools().
-func (s *Store) ReflectionTools() []Tool { return s.NewSession().ReflectionTools() }
-
 // A tool is defined once, typed: a toolDef names it, describes it, and
 // holds the type of its arguments, from which both its JSON Schema and the
 // decoding of a call's arguments are made, and its handler. An argument
@@ -231,7 +220,7 @@ func describeSearch(s *Store) string {
 }
 
 func runSearch(ctx context.Context, c *Session, a *searchArgs) (ToolResult, error) {
-	limit := DefaultSearchLimit
+	limit := defaultSearchLimit
 	if a.Limit != nil {
 		if limit = *a.Limit; limit < 1 || limit > 50 {
 			return ToolResult{Text: "limit must be from 1 to 50, or null for 10", IsError: true}, nil
@@ -724,29 +713,8 @@ func jsonResult(v any, err error) (ToolResult, error) {
 	return ToolResult{Text: string(b)}, nil
 }
 
-// IndexMessage renders the memory list as the first user message of a task
-// (the "Available memory" index): one line per file [Store.List] lists (a
-// month once, whatever parts it has) with its size and summary, or why it
-// cannot be read, and ", compacted" for a month Compact condensed:
-// persona.md, the fact files, the world topics (with Options.World),
-// procedures.md, then months newest first; then closing lines that say
-// where compacted months' originals are (when there are some), give today's
-// date, say that memory is background to weigh, which may be out of date,
-// and not instructions, and tell the model to memory_read what it needs. An
-// empty store gives a two-line message that says nothing is remembered yet.
-//
-// The message aims to fit in Options.IndexBudget characters. When it does
-// not, the oldest month files are left out and a line says how many; then,
-// if it still does not, the world topics, the last ones first, and a line
-// says how many. The other files, the newest month and the framing lines
-// are always kept, so a budget smaller than those is exceeded. Summaries
-// over 200 characters are cut with "…".
-//
-// The world topics' lines, whose summaries other agents wrote, are framed
-// as data, as [Store.Context] frames files: after a line that says so,
-// between a <topics …> line and a </topics …> line that carry the version
-// of the lines between them, which nothing a summary says can forge.
-func (s *Store) IndexMessage(ctx context.Context) (string, error) {
+// indexMessage renders the index message; see [Session.IndexMessage].
+func (s *Store) indexMessage(ctx context.Context) (string, error) {
 	files, err := s.List(ctx)
 	if err != nil {
 		return "", err

@@ -19,12 +19,12 @@ func TestToolsGolden(t *testing.T) {
 	golden(t, "tools.golden.json", toolDefs(t, s))
 
 	var names []string
-	for _, tl := range s.Tools() {
+	for _, tl := range s.NewSession().Tools() {
 		names = append(names, tl.Name)
 	}
 	require.Equal(t, []string{"memory_list", "memory_search", "memory_read", "memory_write", "memory_patch", "memory_append"}, names)
 	names = names[:0]
-	for _, tl := range s.ReflectionTools() {
+	for _, tl := range s.NewSession().ReflectionTools() {
 		names = append(names, tl.Name)
 	}
 	require.Equal(t, []string{"memory_read", "memory_write", "memory_patch", "memory_append"}, names)
@@ -51,7 +51,7 @@ func TestToolSchemasStrict(t *testing.T) {
 			check(t, where+"[]", sch["items"].(map[string]any))
 		}
 	}
-	for _, tl := range s.Tools() {
+	for _, tl := range s.NewSession().Tools() {
 		var sch map[string]any
 		require.NoError(t, json.Unmarshal(tl.InputSchema, &sch), tl.Name)
 		require.Equal(t, "object", sch["type"], tl.Name)
@@ -62,7 +62,7 @@ func TestToolSchemasStrict(t *testing.T) {
 
 func TestToolDescriptionsFollowOptions(t *testing.T) {
 	s, _ := open(t, &memory.Options{FactsBudget: 4096, FactFiles: []memory.FactFile{{Name: "persona.md", Purpose: "who the agent is"}}})
-	w := tool(t, s.Tools(), "memory_write")
+	w := tool(t, s.NewSession().Tools(), "memory_write")
 	require.Contains(t, w.Description, "facts/persona.md (who the agent is)")
 	require.Contains(t, w.Description, "at most 4,096 bytes")
 	require.Contains(t, string(w.InputSchema), "facts/persona.md, procedures.md for rules learned from experience, or episodes/YYYY-MM.md")
@@ -156,7 +156,7 @@ func seedIndex(t *testing.T, s *memory.Store, months int) {
 func TestIndexMessageGolden(t *testing.T) {
 	s, _ := open(t, nil)
 	seedIndex(t, s, 3)
-	msg, err := s.IndexMessage(context.Background())
+	msg, err := s.NewSession().IndexMessage(context.Background())
 	require.NoError(t, err)
 	golden(t, "index_message.golden", []byte(msg))
 }
@@ -164,7 +164,7 @@ func TestIndexMessageGolden(t *testing.T) {
 func TestIndexMessageBudget(t *testing.T) {
 	s, _ := open(t, &memory.Options{IndexBudget: 700})
 	seedIndex(t, s, 30)
-	msg, err := s.IndexMessage(context.Background())
+	msg, err := s.NewSession().IndexMessage(context.Background())
 	require.NoError(t, err)
 	require.LessOrEqual(t, len([]rune(msg)), 700)
 	require.Contains(t, msg, "- facts/user.md (")
@@ -184,7 +184,7 @@ func TestIndexMessageBudget(t *testing.T) {
 	// A budget too small for anything still keeps the facts and the newest month.
 	s2, _ := open(t, &memory.Options{IndexBudget: 10})
 	seedIndex(t, s2, 2)
-	msg, err = s2.IndexMessage(context.Background())
+	msg, err = s2.NewSession().IndexMessage(context.Background())
 	require.NoError(t, err)
 	require.Contains(t, msg, "- facts/user.md (")
 	require.Contains(t, msg, "- facts/memory.md (")
@@ -195,14 +195,14 @@ func TestIndexMessageBudget(t *testing.T) {
 func TestIndexMessageEmptyAndLong(t *testing.T) {
 	s, dir := open(t, nil)
 	leavesBroken(t, "its months are a person's, without heads")
-	msg, err := s.IndexMessage(context.Background())
+	msg, err := s.NewSession().IndexMessage(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, "Available memory: none yet.\n\nNothing has been remembered so far.\n", msg)
 
 	writeFile(t, dir, "facts/user.md", "# User\n\n> Summary: "+strings.Repeat("x", 300)+"\n")
 	writeFile(t, dir, "episodes/2026-02.md", "no summary here\n")
 	writeFile(t, dir, "episodes/2026-01.md", strings.Repeat("y", 3000))
-	msg, err = s.IndexMessage(context.Background())
+	msg, err = s.NewSession().IndexMessage(context.Background())
 	require.NoError(t, err)
 	require.Contains(t, msg, "- facts/user.md (320B): "+strings.Repeat("x", 199)+"…\n")
 	require.Contains(t, msg, "- episodes/2026-02.md (16B)\n")
@@ -217,7 +217,7 @@ func toolDefs(t *testing.T, s *memory.Store) []byte {
 		InputSchema json.RawMessage `json:"input_schema"`
 	}
 	var defs []def
-	for _, tl := range s.Tools() {
+	for _, tl := range s.NewSession().Tools() {
 		defs = append(defs, def{tl.Name, tl.Description, tl.InputSchema})
 	}
 	var got bytes.Buffer

@@ -33,9 +33,9 @@ import (
 // and every read goes to the shared backend, so a change by another agent,
 // or a person's edit, is seen by the next call.
 
-// DefaultWorldBudget is the size, in bytes, the world topics may have
+// defaultWorldBudget is the size, in bytes, the world topics may have
 // together when Options.WorldBudget is 0: as much as the fact files.
-const DefaultWorldBudget = 15360
+const defaultWorldBudget = 15360
 
 // topicExample is the topic the model-facing texts name.
 const topicExample = "world/project-apollo.md"

@@ -1045,7 +1045,7 @@ func testCompact(t *testing.T, e *env) {
 func testClose(t *testing.T, e *env) {
 	e.write(e.s, userFile, "# User\n\n> Summary: who\n\n- Likes: tea\n")
 	conv := e.s.NewSession()
-	tools := e.s.Tools()
+	tools := e.s.NewSession().Tools()
 	if err := e.s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -1059,7 +1059,7 @@ func testClose(t *testing.T, e *env) {
 	_, searchErr := e.s.Search(ctx, "tea", nil)
 	_, compactErr := e.s.Compact(ctx, nil, nil)
 	_, statsErr := e.s.Stats(ctx)
-	_, indexErr := e.s.IndexMessage(ctx)
+	_, indexErr := e.s.NewSession().IndexMessage(ctx)
 	_, callErr := conv.Call(ctx, "memory_read", json.RawMessage(`{"path": "facts/user.md", "line": null}`))
 	_, toolErr := tools[0].Call(ctx, json.RawMessage(`{}`))
 	for what, err := range map[string]error{

@@ -42,7 +42,7 @@ func testSharedWorld(t *testing.T, e *env) {
 	if hits := e.search(b, "north pad"); len(hits) == 0 || hits[0].Path != topic {
 		t.Fatalf("the other agent's search: %v, want %s first", hitPaths(hits), topic)
 	}
-	msg, err := b.IndexMessage(e.ctx)
+	msg, err := b.NewSession().IndexMessage(e.ctx)
 	if err != nil || !strings.Contains(msg, "- "+topic+" (") || !strings.Contains(msg, "): Launch; Lead\n") {
 		t.Fatalf("the other agent's index message (%v):\n%s", err, msg)
 	}

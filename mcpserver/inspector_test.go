@@ -190,7 +190,7 @@ func TestInspector(t *testing.T) {
 	}
 	defer store.Close()
 	want := map[string]string{}
-	for _, tool := range store.Tools() {
+	for _, tool := range store.NewSession().Tools() {
 		want[tool.Name] = mustJSON(t, tool.SchemaMap())
 	}
 	if len(tools.Tools) != len(want) {
@@ -290,7 +290,7 @@ func TestInspector(t *testing.T) {
 		t.Errorf("resources/read of no file: exit %d, result %s, stderr %s", r.code, r.result, r.stderr)
 	}
 	prompt := string(in.method("--method", "prompts/get", "--prompt-name", "memory_index"))
-	index, err := store.IndexMessage(ctx) // of the empty store: its framing lines
+	index, err := store.NewSession().IndexMessage(ctx) // of the empty store: its framing lines
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 )
 
 // IndexPrompt is the name of the prompt that gives the memory index
-// ([memory.Store.IndexMessage]) as a user message.
+// ([memory.Session.IndexMessage]) as a user message.
 const IndexPrompt = "memory_index"
 
 // URIPrefix starts the URI of every memory file offered as a resource: the
@@ -125,7 +125,7 @@ type Options struct {
 //
 //   - the six memory tools (memory_list, memory_search, memory_read,
 //     memory_write, memory_patch, memory_append), with the library's own
-//     descriptions and input schemas (store.Tools), and annotations saying
+//     descriptions and input schemas (Session.Tools), and annotations saying
 //     which only read;
 //   - each memory file as a resource, "memory:///" followed by its path
 //     ([URIPrefix]): resources/list lists the files as
@@ -134,7 +134,7 @@ type Options struct {
 //     any path memory_read takes (a month's parts and archived originals
 //     included) returns its text, and its version in _meta["version"];
 //   - the prompt [IndexPrompt], whose one user message is the memory index
-//     ([memory.Store.IndexMessage]).
+//     ([memory.Session.IndexMessage]).
 //
 // Each MCP session is one conversation ([memory.Store.Session]), with the
 // id "mcp:" followed by the session's id, or by a random one for a
@@ -188,7 +188,7 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 		// would. No logging: the server sends no log messages.
 		Capabilities: &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}},
 	})
-	for _, t := range store.Tools() {
+	for _, t := range store.NewSession().Tools() {
 		s.AddTool(&mcp.Tool{
 			Name:        t.Name,
 			Description: t.Description,
@@ -355,7 +355,7 @@ func pathOf(uri string) (string, bool) {
 
 // indexPrompt answers prompts/get of IndexPrompt.
 func (c *conversations) indexPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	msg, err := c.store.IndexMessage(ctx)
+	msg, err := c.store.NewSession().IndexMessage(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", IndexPrompt, err)
 	}

@@ -35,7 +35,7 @@ func TestToolsAreTheLibrarys(t *testing.T) {
 	for _, tool := range res.Tools {
 		got[tool.Name] = tool
 	}
-	want := store.Tools()
+	want := store.NewSession().Tools()
 	if len(res.Tools) != len(want) || len(want) != 6 {
 		t.Fatalf("server lists %d tools, the store has %d (want 6)", len(res.Tools), len(want))
 	}
@@ -185,7 +185,7 @@ func TestModelMistakesAreErrorResults(t *testing.T) {
 		})
 	}
 	// The budget: a fact that would take facts/ over it.
-	big := "# User\n\n- " + strings.Repeat("x", memory.DefaultFactsBudget) + "\n"
+	big := "# User\n\n- " + strings.Repeat("x", 15360) + "\n" // the default budget, 15,360 bytes
 	refused(t, call(t, cs, "memory_write", write("facts/user.md", big, nil)), "budget")
 }
 
@@ -429,7 +429,7 @@ func TestIndexPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := store.IndexMessage(ctx)
+	want, err := store.NewSession().IndexMessage(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -514,7 +514,7 @@ func TestResourcesUnreadable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d, err := memory.OpenDir(dir)
+	d, err := memory.OpenDir(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,8 @@ func init() {
 const (
 	killSmall = 7000
 	killLarge = 8000
+
+	factsBudget = 15360 // the library's default Options.FactsBudget, which openStore keeps
 )
 
 // killFact is the content of fact file name ("user", "memory") in its
@@ -134,7 +136,7 @@ func TestStoreKillDuringChange(t *testing.T) {
 			t.Fatalf("version %s is %d bytes", v, n)
 		}
 	}
-	if 2*killLarge <= memory.DefaultFactsBudget || killSmall+killLarge > memory.DefaultFactsBudget {
+	if 2*killLarge <= factsBudget || killSmall+killLarge > factsBudget {
 		t.Fatal("the versions' sizes do not make the budget refuse some writes and not others")
 	}
 	s := openStore(t, e.backend(nil))
@@ -249,7 +251,7 @@ func checkKilled(t *testing.T, e *env, round int, done, maybe map[string]bool) (
 			}
 		}
 	}
-	if facts > memory.DefaultFactsBudget {
+	if facts > factsBudget {
 		t.Errorf("round %d: the facts hold %d bytes, over the budget", round, facts)
 	}
 

@@ -22,9 +22,8 @@
 // session read, it may change; a file another session changed, or a person
 // edited, since this session read it is refused until it reads the file
 // again, and the model is told so. The store keeps
-// memory.Options.MaxSessions conversations (memory.DefaultMaxSessions by
-// default) and forgets the least recently used; a forgotten one starts over
-// with nothing read. Toolset.Session gives a host the conversation of an adk
+// memory.Options.MaxSessions conversations (1,000 by default) and forgets
+// the least recently used; a forgotten one starts over with nothing read. Toolset.Session gives a host the conversation of an adk
 // session, to end it when the session is deleted.
 //
 // All sessions share the one memory of the store: to keep one memory per user,

@@ -55,7 +55,7 @@ With --json: {"files": [{"path", "summary", "size", "error", "parts",
 				}
 				worldBudget := 0
 				if e.store.worldWhere(e.getenv) != "" {
-					worldBudget = cmp.Or(e.store.worldBudget, memory.DefaultWorldBudget)
+					worldBudget = cmp.Or(e.store.worldBudget, defaultWorldBudget)
 				}
 				if e.json {
 					return writeJSON(e.stdout, struct {
@@ -143,7 +143,7 @@ the line that matches best.
 With --json: [{"path", "line", "title", "date", "snippet", "score"}].`,
 		setup: func(fs *flag.FlagSet) func(context.Context, *env) error {
 			var o memory.SearchOptions
-			fs.IntVar(&o.Limit, "limit", memory.DefaultSearchLimit, "the most hits to show")
+			fs.IntVar(&o.Limit, "limit", defaultSearchLimit, "the most hits to show")
 			fs.StringVar(&o.Path, "path", "", `only files whose path starts with this: "facts/", "episodes/2026-"`)
 			fs.StringVar(&o.Since, "since", "", "only entries dated on or after this: YYYY, YYYY-MM or YYYY-MM-DD")
 			fs.StringVar(&o.Until, "until", "", "only entries dated on or before this: YYYY, YYYY-MM or YYYY-MM-DD")

@@ -233,7 +233,7 @@ func (e *env) scratch(ctx context.Context, opts memory.Options) (*memory.Store, 
 		return nil, nil, nil, err
 	}
 	if e.store.worldWhere(e.getenv) != "" {
-		w, err := memory.OpenDir(shared)
+		w, err := memory.OpenDir(shared, 0)
 		if err != nil {
 			cleanup()
 			return nil, nil, nil, err
@@ -247,7 +247,7 @@ func (e *env) scratch(ctx context.Context, opts memory.Options) (*memory.Store, 
 		cleanup()
 		return nil, nil, nil, err
 	}
-	d, err := memory.OpenDir(mem)
+	d, err := memory.OpenDir(mem, 0)
 	if err != nil {
 		s.Close()
 		cleanup()

@@ -518,6 +518,26 @@ func TestStats(t *testing.T) {
 	require.Regexp(t, `reflector system prompt \(facts in full\) +`+thousands(int64(st.ReflectorPrompt.Size))+` bytes +~`+thousands(int64(st.ReflectorPrompt.Tokens))+` tokens\n$`, out)
 }
 
+// TestLibraryDefaults: the defaults the command line shows and measures
+// against are the library's, which a store opened with zero options uses.
+func TestLibraryDefaults(t *testing.T) {
+	ctx := context.Background()
+	w, err := memory.OpenDir(filepath.Join(t.TempDir(), "shared"), 0)
+	require.NoError(t, err)
+	defer w.Close()
+	s, err := memory.Open(busySample(t), &memory.Options{World: w})
+	require.NoError(t, err)
+	defer s.Close()
+	st, err := s.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, defaultFactsBudget, st.FactsBudget)
+	require.Equal(t, defaultWorldBudget, st.WorldBudget)
+	hits, err := s.Search(ctx, "", nil)
+	require.NoError(t, err)
+	require.Greater(t, st.Months[0].Entries, defaultSearchLimit, "more entries than the hits shown")
+	require.Len(t, hits, defaultSearchLimit)
+}
+
 // TestCancelled: a command whose context is done fails with exit 1.
 func TestCancelled(t *testing.T) {
 	dir := sample(t)
@@ -560,7 +580,7 @@ func TestExitStatus(t *testing.T) {
 func TestWorld(t *testing.T) {
 	dir := sample(t)
 	shared := filepath.Join(t.TempDir(), "shared")
-	w, err := memory.OpenDir(shared)
+	w, err := memory.OpenDir(shared, 0)
 	require.NoError(t, err)
 	s, err := memory.Open(dir, &memory.Options{Now: feb26, World: w})
 	require.NoError(t, err)

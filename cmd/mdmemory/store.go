@@ -29,14 +29,24 @@ type storeFlags struct {
 	worldBudget int
 }
 
+// The library's defaults for the options the flags set, which it does not
+// export: the help shows them, and ls measures sizes against them. A store
+// opened with zero options reports the budgets in its Stats, and searches
+// as many hits when not told; TestLibraryDefaults checks that they agree.
+const (
+	defaultFactsBudget = 15360 // bytes
+	defaultWorldBudget = 15360 // bytes
+	defaultSearchLimit = 10
+)
+
 // register declares the flags on fs, with their current values as
 // defaults, so that flags given before the command carry over to it.
 func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.dir, "dir", f.dir, "the memory: a directory, or s3://BUCKET/PREFIX (default $"+dirEnv+", or "+defaultDir+")")
 	fs.StringVar(&f.facts, "facts", f.facts, "the fact files, comma-separated, when the program using the memory configures others (default user.md,memory.md)")
-	fs.IntVar(&f.factsBudget, "facts-budget", f.factsBudget, fmt.Sprintf("the facts budget in bytes, when the program using the memory sets another (default %d)", memory.DefaultFactsBudget))
+	fs.IntVar(&f.factsBudget, "facts-budget", f.factsBudget, fmt.Sprintf("the facts budget in bytes, when the program using the memory sets another (default %d)", defaultFactsBudget))
 	fs.StringVar(&f.world, "world", f.world, "the shared root of the world topics this memory shares with other agents (world/<topic>.md): a directory, or s3://BUCKET/PREFIX (default $"+worldEnv+"; none when empty)")
-	fs.IntVar(&f.worldBudget, "world-budget", f.worldBudget, fmt.Sprintf("the world topics' budget in bytes, when the program using the memory sets another (default %d)", memory.DefaultWorldBudget))
+	fs.IntVar(&f.worldBudget, "world-budget", f.worldBudget, fmt.Sprintf("the world topics' budget in bytes, when the program using the memory sets another (default %d)", defaultWorldBudget))
 }
 
 // worldWhere is the shared world the flags and the environment name; ""
@@ -68,7 +78,7 @@ func (f storeFlags) options() (memory.Options, error) {
 }
 
 // budget is the facts budget in effect.
-func (f storeFlags) budget() int { return cmp.Or(f.factsBudget, memory.DefaultFactsBudget) }
+func (f storeFlags) budget() int { return cmp.Or(f.factsBudget, defaultFactsBudget) }
 
 // open opens the store, and the shared world when --world or $MDMEMORY_WORLD
 // names one. A command that only reads (write false) needs directories that
@@ -158,7 +168,7 @@ func openBackend(ctx context.Context, where string, write bool, getenv func(stri
 			return nil, nil, fmt.Errorf("%s is not a directory", where)
 		}
 	}
-	d, err := memory.OpenDir(where)
+	d, err := memory.OpenDir(where, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open %s: %w", where, err)
 	}

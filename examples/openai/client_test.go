@@ -17,7 +17,7 @@ func TestClientSpeaksChatCompletions(t *testing.T) {
 	store, err := memory.Open(t.TempDir(), nil)
 	require.NoError(t, err)
 	defer store.Close()
-	read := store.ReflectionTools()[0]
+	read := store.NewSession().ReflectionTools()[0]
 
 	srv, got := server(t, `{"id": "x", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
 		"role": "assistant", "content": "let me look",

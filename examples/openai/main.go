@@ -113,11 +113,11 @@ func run(ctx context.Context, getenv func(string) string, args []string, out io.
 // answer is the agent loop: the memory index as the first user message,
 // then model calls and tool calls until the model answers in text.
 func answer(ctx context.Context, store *memory.Store, llm memory.LLM, input string) (memory.Task, error) {
-	index, err := store.IndexMessage(ctx)
+	conv := store.NewSession() // one conversation: what it reads, it may change
+	index, err := conv.IndexMessage(ctx)
 	if err != nil {
 		return memory.Task{}, err
 	}
-	conv := store.NewSession() // one conversation: what it reads, it may change
 	tools := conv.Tools()
 	// The reflector sees the task from the request on; it gets the memory
 	// itself in its system prompt.

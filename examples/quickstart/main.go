@@ -274,14 +274,14 @@ const agentPrompt = "You are Pegasus, a personal assistant with long-term memory
 // message, then the question, then model calls and memory tool calls until
 // the model answers without calling a tool. It returns the answer.
 func ask(ctx context.Context, w io.Writer, store *memory.Store, model memory.LLM, question string) (string, error) {
-	index, err := store.IndexMessage(ctx)
+	conv := store.NewSession() // one conversation: what it reads, it may change
+	index, err := conv.IndexMessage(ctx)
 	if err != nil {
 		return "", err
 	}
 	fmt.Fprintf(w, "first message (store.IndexMessage):\n%s", indent(index, "    "))
 	fmt.Fprintf(w, "user: %s\n", question)
 	model = narrate(w, "agent", model)
-	conv := store.NewSession() // one conversation: what it reads, it may change
 	tools := conv.Tools()
 	msgs := []memory.Message{{Role: "user", Content: index}, {Role: "user", Content: question}}
 	for range maxIterations {

@@ -31,11 +31,12 @@ import (
 //   - Names are confined to the directory with [os.Root]: no name, and no
 //     symbolic link met on the way, reaches a file outside it. A link that
 //     would is an error wrapping [ErrInvalidPath].
-//   - Write replaces a file atomically: it writes a temporary dot-file
-//     beside it (".user.md.tmp-<random>"), fsyncs it, renames it over the
-//     file, and fsyncs the folder. A reader sees the old content or the
-//     new, never a mix, and after a crash the file is one or the other;
-//     OpenDir removes temporary files a crash left. A folder fsync that
+//   - A held lock's Write replaces a file atomically: it writes a
+//     temporary dot-file beside it (".user.md.tmp-<random>"), fsyncs it,
+//     renames it over the file, and fsyncs the folder. A reader sees the
+//     old content or the new, never a mix, and after a crash the file is
+//     one or the other; a Store opened on the Dir removes the temporary
+//     files a crash left in its folders. A folder fsync that
 //     fails after the rename is reported as such: the change is in place,
 //     but may not survive a crash.
 //   - Files and folders are private by default: a new file, ".lock"

@@ -43,8 +43,12 @@ var rules = [...]rule{
 	{of: memoryFile, limit: true, check: (*Store).sizeLimit},
 	{of: target.factual, check: (*Store).factGuard},
 	{of: target.factual, limit: true, check: (*Store).folderBudget},
-	{of: target.isProcedures, limit: true, check: (*Store).proceduresBudget},
-	{of: target.isProcedures, check: (*Store).procedureLines},
+	{of: target.isProcedures, limit: true, check: func(s *Store, _ context.Context, c *change, _ *listing) error {
+		return s.proceduresBudget(c.op, c.t, c.data)
+	}},
+	{of: target.isProcedures, check: func(_ *Store, _ context.Context, c *change, _ *listing) error {
+		return procedureLines(c.op, c.t, c.old, c.data)
+	}},
 }
 
 // memoryFile reports a file of the grammar: any but the store's own

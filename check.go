@@ -538,3 +538,30 @@ func (c *checker) sealed(entries []Entry) {
 		}
 	}
 }
+
+// rootBody checks persona.md or procedures.md for Store.Check.
+func (c *checker) rootBody(t target, d *markdown.Doc) {
+	src := d.Src()
+	if t.root == personaFile {
+		if len(src) > personaMax {
+			c.warn(t.path, 0, fmt.Sprintf("%s bytes, over the %s bytes of it that go into prompts: the rest is cut", thousands(len(src)), thousands(personaMax)),
+				"Shorten it to what defines the agent: who it is, its role, its manner.")
+		}
+		return
+	}
+	c.head(t, d)
+	if len(src) > c.s.opts.ProceduresBudget {
+		c.add(t.path, 0, fmt.Sprintf("%s bytes, over the %s-byte procedures budget: agents can only shorten it", thousands(len(src)), thousands(c.s.opts.ProceduresBudget)),
+			"Merge related rules and drop outdated ones.")
+	}
+	line := strings.Count(string(src[:d.Body().Start]), "\n")
+	for _, l := range strings.Split(string(src[d.Body().Start:]), "\n") {
+		line++
+		if strings.TrimSpace(l) != "" {
+			if _, _, ok := procedure(strings.TrimRight(l, "\r")); !ok {
+				c.warn(t.path, line, `not a rule in the form "- When <situation>: <action>": memory_search does not find it as one`,
+					"Rewrite it as such a line, for example \""+procedureExample+"\", or move it to the file where it belongs.")
+			}
+		}
+	}
+}

@@ -541,31 +541,6 @@ func (s *Store) remove(ctx context.Context, h Held, op string, files []fileVersi
 	return nil
 }
 
-// compactedNote starts the line a compacted month's file carries after its
-// summary; compactedMark finds it.
-const compactedNote = "> Compacted on "
-
-// compactedMark reports whether a month file's head, as parsed (whole or
-// its head only, as List parses it), says it was compacted: a line
-// "> Compacted on YYYY-MM-DD: " in the blockquote of its summary.
-func compactedMark(d *markdown.Doc) bool {
-	if !d.Summary.OK {
-		return false
-	}
-	// The blockquote's lines after the Summary paragraph, up to the first
-	// that is not one of them.
-	for line := range bytes.Lines(d.Src()[d.Summary.End:]) {
-		if !bytes.HasPrefix(line, []byte(">")) {
-			return false
-		}
-		if rest, ok := bytes.CutPrefix(line, []byte(compactedNote)); ok && len(rest) > 12 && string(rest[10:12]) == ": " {
-			_, err := time.Parse(time.DateOnly, string(rest[:10]))
-			return err == nil
-		}
-	}
-	return false
-}
-
 // compactedMonth renders a compacted month's file: its title, a derived
 // summary and a note where the originals are, then the entries.
 func (s *Store) compactedMonth(month string, snap monthSnapshot, entries []string) []byte {

@@ -31,61 +31,6 @@ import (
 // has its new or changed documents embedded by the next search, which sees
 // the edit as every search does.
 
-// An Embedder turns texts into vectors, for semantic search: set
-// Options.Embedder to use one. Embed returns one vector per text, in the
-// order of texts, all of the same length; the vectors are compared by
-// cosine similarity, so their scale does not matter. It must be safe for
-// concurrent use: searches of one Store, and of several, may call it at
-// once. [Store.Search] calls it, with no lock held, with at most 64 texts
-// at a time: the query first, then the documents that have no vector yet,
-// each cut to its first 2,000 characters.
-//
-// An Embedder may also have either of these methods, which Search finds by
-// type assertion:
-//
-//	Model() string   // names the model and its settings
-//	Floor() float64  // the similarity under which a document is no semantic hit
-//
-// Model names the cache of vectors: vectors of one model are never used
-// for another. Without it, the cache is named for "" and the vectors are
-// dropped only when the model gives vectors of another length; give Model
-// when switching between models that give vectors of one length. Floor,
-// when it returns a value in (0, 1), replaces the default of 0.35: where
-// the similarities of unrelated texts lie depends on the model.
-// The module's openaiembed package is an Embedder for OpenAI-compatible
-// /v1/embeddings endpoints (OpenAI, Ollama, vLLM, llama.cpp), with both.
-//
-// The vectors are derived data, never written into the memory files.
-// Search keeps each one made unit length, as 8-bit numbers on a scale of
-// its own and their rounding error, 8-bit too, on another: about 1/30,000
-// of each number off, 2 bytes a number (a model of 768 numbers costs 1.5
-// KB a document for the vector, 2.3 KB in all, where float32s took 3 KB),
-// and cosine similarity is taken on these stored vectors. At each search
-// it compares the query's vector, in 8 bits too, with every document's
-// first 8 bits (integer arithmetic, SSE2 on amd64: about 0.05 µs a
-// document of 384 numbers), then ranks the best 100, or twice the depth
-// it needs, by the exact cosine of the query's float vector with theirs,
-// so that the order of what it returns is the exact cosine's. It keeps the vectors on
-// the backend in one object per model, ".cache/vectors-<16 hex digits>.bin"
-// (the hash of Model's name), which no listing, search or tool shows. A
-// vector is found by the SHA-256 of the text embedded, so that a new Store
-// embeds only documents that changed since, and a document a person edits
-// is embedded again by the next search. The object is rewritten whole,
-// with the backend's conditional write, after a search that embedded
-// something or found documents gone (their vectors are dropped); when
-// another Store wrote it since, their vectors are merged in. A cache that
-// is missing, corrupt or cannot be written costs embeddings, never a
-// search. Deleting it is safe.
-//
-// An error from Embed is not returned by Search: the search ranks by
-// keywords alone, exactly as without an Embedder, and the next search
-// tries again. The error went through the host's own Embedder, which may
-// log or count it (wrap it to do so); a failing Embedder does not cost the
-// model its search. A done context is returned as the error it is.
-type Embedder interface {
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-}
-
 // Semantic search's settings.
 const (
 	defaultFloor = 0.35 // cosine similarity under which a document is no semantic hit
@@ -278,10 +223,6 @@ func floorOf(e Embedder) float64 {
 	}
 	return defaultFloor
 }
-
-// cacheDir is the folder of the vector caches: a dot-folder, which no
-// listing shows.
-const cacheDir = ".cache"
 
 // cacheName is the name of the cache object of model: the hash keeps any
 // model name ("nomic-embed-text:latest") a valid file name everywhere.

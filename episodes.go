@@ -12,9 +12,6 @@ import (
 	"github.com/mdmemory/memory/internal/markdown"
 )
 
-// summaryArgMax bounds an explicit summary, in characters.
-const summaryArgMax = 200
-
 // Append adds entry at the end of the file at path and refreshes the file's
 // summary line, creating the file with its title when it does not exist.
 //

@@ -162,3 +162,17 @@ func classify(err error) fault {
 // gone reports an error that leaves one file out and the rest usable: a
 // file that does not exist, or one a person must fix.
 func (f fault) gone() bool { return f == faultMissing || f == faultPerson }
+
+// errOutside marks a name whose folder or file is a symbolic link that
+// Dir does not follow: one that leads outside the memory directory, or
+// (errLeaves) one that stays inside it but leads out of its folder or
+// into another memory directory.
+var errOutside = fmt.Errorf("a symbolic link that leads outside the memory directory: %w", ErrInvalidPath)
+
+// errLeaves marks a link inside the directory that Dir does not follow:
+// see resolve.
+var errLeaves = fmt.Errorf("%w (or out of its folder, or into another memory directory)", errOutside)
+
+// errLinkedFolder marks a folder to list that is a symbolic link: Dir lists
+// no files through one.
+var errLinkedFolder = errors.New("the folder is a symbolic link")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/mdmemory/memory/internal/factguard"
 )
@@ -146,16 +145,6 @@ func (s *Store) otherFacts(ctx context.Context, op string, t target, list func()
 		s.facts.keep(t.path, entries)
 	}
 	return out, nil
-}
-
-// A factCache holds the versions of the fact files and world topics the
-// fact guard has seen, parsed and indexed: the last two of each path (the
-// content a change started from and the content it wrote, or a change
-// that failed and its retry), told apart by their content, so that a file
-// changed by anyone is parsed again.
-type factCache struct {
-	mu    sync.Mutex
-	files map[string][2]*factguard.File // by path, the newest first
 }
 
 // file returns the File of content src at path, from the cache or parsed

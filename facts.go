@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mdmemory/memory/internal/markdown"
+	"github.com/mdmemory/memory/internal/paths"
 )
 
 // Facts are the closed set of files under facts/ (Options.FactFiles), loaded
@@ -126,23 +127,6 @@ func (s *Store) title(t target) string {
 	return string(r)
 }
 
-// Summary derivation. When a write has no summary line or an append has no
-// summary argument, the summary is derived from the file's content:
-//
-//   - a month file lists its entry titles in file order, separated by ", ";
-//     when they do not fit in summaryMax characters the oldest are left out,
-//     so the newest entries are always named;
-//   - a fact file or a world topic names its top-level bullets, separated by "; ", as many
-//     of the first ones as fit, since a person puts the defining facts
-//     first: a bullet's label, the words before a colon ("Name" for
-//     "- Name: Zhang San"), or its first words and "…" (at most three,
-//     never all of them; of a one-word fact, all but its last character),
-//     so that the summary never repeats a fact line;
-//
-// A single part too long to fit is cut with "…". A file with nothing to list
-// gets "no entries yet" (month) or "no facts yet" (facts).
-const summaryMax = 100
-
 func (s *Store) deriveSummary(t target, d *markdown.Doc) string {
 	if t.root == proceduresFile {
 		return proceduresSummary(d)
@@ -200,41 +184,6 @@ func factLabel(text string) string {
 	return strings.Join(words, "")
 }
 
-// joinFit joins as many parts as fit in summaryMax characters, keeping the
-// last ones when newest is set and the first ones otherwise.
-func joinFit(parts []string, sep string, newest bool, empty string) string {
-	if len(parts) == 0 {
-		return empty
-	}
-	n, size := 0, 0
-	for n < len(parts) {
-		p := parts[n]
-		if newest {
-			p = parts[len(parts)-1-n]
-		}
-		add := len([]rune(p))
-		if n > 0 {
-			add += len([]rune(sep))
-		}
-		if size+add > summaryMax {
-			break
-		}
-		size += add
-		n++
-	}
-	if n == 0 {
-		p := parts[0]
-		if newest {
-			p = parts[len(parts)-1]
-		}
-		return cut(p, summaryMax)
-	}
-	if newest {
-		return strings.Join(parts[len(parts)-n:], sep)
-	}
-	return strings.Join(parts[:n], sep)
-}
-
 // checkFactEntry refuses an entry for a fact file that holds a heading: a
 // fact entry is one or more lines, usually "- " bullets.
 func checkFactEntry(op string, t target, d *markdown.Doc) error {
@@ -242,4 +191,13 @@ func checkFactEntry(op string, t target, d *markdown.Doc) error {
 		return modelErr(op, t.path, ErrInvalidContent, "an entry for a fact file may not contain a heading", "; add facts as bullet lines such as \"- Language: prefers Chinese\"")
 	}
 	return nil
+}
+
+// worldSizes lists the topics in world/ with their sizes, in name order.
+func (s *Store) worldSizes(ctx context.Context) ([]Entry, error) {
+	entries, err := s.b.List(ctx, worldDir)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(entries, func(e Entry) bool { return !paths.IsTopic(e.Name) }), nil
 }

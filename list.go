@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,12 +13,6 @@ import (
 
 // listWorkers bounds the heads List reads at once.
 const listWorkers = 8
-
-// cachedHead is what List read of a file with a given tag.
-type cachedHead struct {
-	tag  string
-	info FileInfo
-}
 
 // listJob is one line of List: a file whose head is read, or a month whose
 // newest file's head is, or a line already known.
@@ -266,4 +261,122 @@ func parallelN(n, workers int, f func(i int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// List returns the memory files: persona.md when it exists, the fact files
+// that exist, in the configured order, the shared world topics (when
+// Options.World is set) by name, procedures.md when it exists, then the
+// months, newest first, one entry a month
+// whatever parts it has (its size is theirs together, its summary that of
+// its newest file). Only the head of each file is read, for its summary.
+// Files in the root that are not memory files, and the originals Compact
+// archived, are not listed. An empty store gives an empty, non-nil slice.
+//
+// A file that cannot be read (its permissions, a person's mistake) is
+// listed with FileInfo.Error saying so, and the others as usual; when
+// episodes/ or world/ itself cannot be listed, an entry with the path
+// "episodes/" or "world/" says why. A done context, a closed store, or a
+// backend that cannot list or read for another reason (the network, the
+// server) fail List.
+//
+// List lists the backend once (on S3 one ListObjectsV2 a thousand files)
+// and reads the heads of the files it found in parallel, at most
+// listWorkers at a time; a file whose tag (its ETag on S3) is the one it
+// had at the last List is not read again: its summary is remembered, until
+// the index is released (ReleaseIndex, Options.IndexIdle). When the whole
+// cannot be listed because of a person's mistake, each folder is listed on
+// its own.
+func (s *Store) List(ctx context.Context) ([]FileInfo, error) {
+	const op = "list"
+	end, err := s.begin(ctx, op, "")
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+
+	all, err := s.b.List(ctx, "")
+	switch {
+	case err == nil:
+		return s.listAll(ctx, all)
+	case classify(err) != faultPerson:
+		return nil, hostErr(op, "", err)
+	}
+	return s.listEach(ctx)
+}
+
+// listEach is List, one folder at a time.
+func (s *Store) listEach(ctx context.Context) ([]FileInfo, error) {
+	const op = "list"
+	files := []FileInfo{}
+	add := func(p string, info FileInfo, ok bool, err error) error {
+		info, ok, err = listed(p, info, ok, err)
+		if ok {
+			files = append(files, info)
+		}
+		return err
+	}
+	root := func(p string) error {
+		info, ok, err := s.head(ctx, p)
+		if err := add(p, info, ok, err); err != nil {
+			return hostErr(op, p, err)
+		}
+		return nil
+	}
+	if err := root(personaFile); err != nil {
+		return nil, err
+	}
+	// The fact files listed are read; when facts/ cannot be listed, each
+	// is tried.
+	facts, factsErr := s.b.List(ctx, factsDir)
+	if factsErr != nil && classify(factsErr) != faultPerson {
+		return nil, hostErr(op, factsDir, factsErr)
+	}
+	for _, f := range s.opts.FactFiles {
+		p := factPath(f.Name)
+		if factsErr == nil && !slices.ContainsFunc(facts, func(e Entry) bool { return e.Name == p }) {
+			continue
+		}
+		info, ok, err := s.head(ctx, p)
+		if err := add(p, info, ok, err); err != nil {
+			return nil, hostErr(op, p, err)
+		}
+	}
+	topics, err := s.topics(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, topics...)
+	if err := root(proceduresFile); err != nil {
+		return nil, err
+	}
+	months, listErr := s.monthsIn(ctx, episodesDir)
+	for _, m := range months {
+		info, ok, err := s.monthInfo(ctx, m)
+		if err := add(monthPath(m.month), info, ok, err); err != nil {
+			return nil, hostErr(op, monthPath(m.month), err)
+		}
+	}
+	if listErr != nil {
+		if classify(listErr) != faultPerson {
+			return nil, hostErr(op, episodesDir, listErr)
+		}
+		files = append(files, FileInfo{Path: episodesDir + "/", Error: unreadable(episodesDir+"/", listErr)})
+	}
+	return files, nil
+}
+
+// monthInfo describes a month as List shows it: the summary of its newest
+// file, the size of all its files.
+func (s *Store) monthInfo(ctx context.Context, m monthFiles) (info FileInfo, ok bool, err error) {
+	paths := m.paths()
+	for i := len(paths) - 1; i >= 0 && !ok; i-- {
+		if info, ok, err = s.head(ctx, paths[i]); err != nil {
+			return FileInfo{}, false, err
+		}
+	}
+	if !ok {
+		return FileInfo{}, false, nil
+	}
+	info.Path, info.Size, info.Parts = monthPath(m.month), m.size, len(m.parts)
+	return info, true, nil
 }

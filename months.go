@@ -1,13 +1,16 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/mdmemory/memory/internal/markdown"
 	"github.com/mdmemory/memory/internal/paths"
 )
 
@@ -130,4 +133,29 @@ func (s *Store) monthParts(ctx context.Context, p string) (first, last string, n
 		}
 	}
 	return "", "", 0
+}
+
+// compactedNote starts the line a compacted month's file carries after its
+// summary; compactedMark finds it.
+const compactedNote = "> Compacted on "
+
+// compactedMark reports whether a month file's head, as parsed (whole or
+// its head only, as List parses it), says it was compacted: a line
+// "> Compacted on YYYY-MM-DD: " in the blockquote of its summary.
+func compactedMark(d *markdown.Doc) bool {
+	if !d.Summary.OK {
+		return false
+	}
+	// The blockquote's lines after the Summary paragraph, up to the first
+	// that is not one of them.
+	for line := range bytes.Lines(d.Src()[d.Summary.End:]) {
+		if !bytes.HasPrefix(line, []byte(">")) {
+			return false
+		}
+		if rest, ok := bytes.CutPrefix(line, []byte(compactedNote)); ok && len(rest) > 12 && string(rest[10:12]) == ": " {
+			_, err := time.Parse(time.DateOnly, string(rest[:10]))
+			return err == nil
+		}
+	}
+	return false
 }

@@ -438,14 +438,6 @@ func taskHeader(t Task, input, result string, dropped int) string {
 	return b.String()
 }
 
-// plural renders a count with its noun: "1 message", "3 messages".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // The system prompt. Its text lives in reflectorPrompt, one template, and
 // is golden-tested in testdata/reflector_prompt.golden (and, with a
 // persona.md and procedures, in reflector_prompt_persona.golden): it is
@@ -822,4 +814,38 @@ func leftOut(m string, n, inParts, older int) string {
 		parts = append(parts, plural(older, "older month", "older months"))
 	}
 	return "(Not shown, to keep this short: " + strings.Join(parts, " and ") + ".)"
+}
+
+// rootFiles reads, for the reflector's system prompt, persona.md (as
+// Store.Persona gives it; "" when there is none or it cannot be read, so
+// that ReflectorOptions.Persona stands in) and procedures.md, shown whole
+// and counted as read when within its budget, only its start otherwise.
+func (r *Reflector) rootFiles(ctx context.Context, c *Session) (persona string, pf promptFact, err error) {
+	s := r.store
+	if persona, err = s.Persona(ctx); classify(err) == faultStopped {
+		return "", pf, err
+	}
+	pf.Path = proceduresFile
+	content, err := s.Read(ctx, proceduresFile)
+	var me *Error
+	switch {
+	case err == nil:
+		pf.Exists = true
+		shown := content
+		if len(content) > s.opts.ProceduresBudget {
+			shown, pf.Cut = content[:strings.LastIndexByte(content[:s.opts.ProceduresBudget], '\n')+1], thousands(len(content))
+		} else {
+			c.saw(pf.Path, []byte(content))
+		}
+		pf.Framed = framedFile(pf.Path, content, shown)
+	case errors.Is(err, ErrNotFound):
+		pf.Note = "none recorded yet."
+	case errors.As(err, &me):
+		pf.Note = "cannot be read: " + me.Hint + "."
+	case classify(err) == faultStopped:
+		return "", pf, err
+	default:
+		pf.Note = unreadable(pf.Path, err) + "."
+	}
+	return persona, pf, nil
 }

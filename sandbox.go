@@ -170,3 +170,37 @@ func quoteIfOdd(p string) string {
 	}
 	return p
 }
+
+// personaRefusal is the model error for a change to persona.md.
+func (s *Store) personaRefusal(op string) error {
+	return modelErr(op, personaFile, ErrInvalidPath, personaFile+" is the person's own file, written by hand only: the memory tools may read it but never change it",
+		"; record what you learned in "+s.factList()+", or "+proceduresFile+" instead")
+}
+
+// pathList names the valid paths for descriptions and schemas.
+func (s *Store) pathList() string {
+	var b strings.Builder
+	for _, f := range s.opts.FactFiles {
+		b.WriteString(factPath(f.Name) + ", ")
+	}
+	if s.opts.World != nil {
+		b.WriteString(worldDir + "/<topic>.md for a world topic shared with the other agents (lower-case letters, digits and dashes, such as " + topicExample + "), ")
+	}
+	b.WriteString(proceduresFile + " for rules learned from experience, or " + episodesDir + "/YYYY-MM.md for a month's episodes")
+	return b.String()
+}
+
+// topicExample is the topic the model-facing texts name.
+const topicExample = "world/project-apollo.md"
+
+// factList describes the fact files and their purposes.
+func (s *Store) factList() string {
+	parts := make([]string, len(s.opts.FactFiles))
+	for i, f := range s.opts.FactFiles {
+		parts[i] = factPath(f.Name)
+		if f.Purpose != "" {
+			parts[i] += " (" + f.Purpose + ")"
+		}
+	}
+	return strings.Join(parts, "; ")
+}

@@ -2,7 +2,10 @@ package memory
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -146,3 +149,117 @@ func checkSummary(op, p, summary string) (string, error) {
 	}
 	return summary, nil
 }
+
+// maxFileSize bounds any one memory file the library writes: memory files
+// are read whole into prompts, and a model asking for more is mistaken.
+const maxFileSize = 1 << 20
+
+// readLimit is the most of one memory file the library reads: the write
+// limit. A file a person made larger is read as its first readLimit bytes
+// (whole lines), shown with a note that says so, searched by them, listed
+// with its real size, reported by Check, and changed by no tool: a person
+// splits or condenses it. No read of a memory file, on any backend, takes
+// more.
+const readLimit = maxFileSize
+
+// Version returns the version of a file's content, as [Store.WriteIf] and
+// the tools' version tokens check it: a short hash of the content alone.
+// A file that does not exist has no content; WriteIf and the tools take ""
+// as its version.
+func Version(content string) string {
+	sum := sha256.Sum256([]byte(content))
+	return hex.EncodeToString(sum[:versionLen])
+}
+
+// versionLen is how many bytes of a content's SHA-256 its version keeps.
+const versionLen = 12
+
+func version(b []byte) string {
+	if b == nil {
+		return ""
+	}
+	return Version(string(b))
+}
+
+// thousands formats n with comma separators: 15360 → "15,360".
+func thousands(n int) string { return thousands64(int64(n)) }
+
+// thousands64 is thousands for a size that may not fit an int on 32 bits.
+func thousands64(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// cut shortens s to at most n characters, marking a cut with "…".
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// summaryArgMax bounds an explicit summary, in characters.
+const summaryArgMax = 200
+
+// plural renders a count with its noun: "1 message", "3 messages".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// joinFit joins as many parts as fit in summaryMax characters, keeping the
+// last ones when newest is set and the first ones otherwise.
+func joinFit(parts []string, sep string, newest bool, empty string) string {
+	if len(parts) == 0 {
+		return empty
+	}
+	n, size := 0, 0
+	for n < len(parts) {
+		p := parts[n]
+		if newest {
+			p = parts[len(parts)-1-n]
+		}
+		add := len([]rune(p))
+		if n > 0 {
+			add += len([]rune(sep))
+		}
+		if size+add > summaryMax {
+			break
+		}
+		size += add
+		n++
+	}
+	if n == 0 {
+		p := parts[0]
+		if newest {
+			p = parts[len(parts)-1]
+		}
+		return cut(p, summaryMax)
+	}
+	if newest {
+		return strings.Join(parts[len(parts)-n:], sep)
+	}
+	return strings.Join(parts[:n], sep)
+}
+
+// Summary derivation. When a write has no summary line or an append has no
+// summary argument, the summary is derived from the file's content:
+//
+//   - a month file lists its entry titles in file order, separated by ", ";
+//     when they do not fit in summaryMax characters the oldest are left out,
+//     so the newest entries are always named;
+//   - a fact file or a world topic names its top-level bullets, separated by "; ", as many
+//     of the first ones as fit, since a person puts the defining facts
+//     first: a bullet's label, the words before a colon ("Name" for
+//     "- Name: Zhang San"), or its first words and "…" (at most three,
+//     never all of them; of a one-word fact, all but its last character),
+//     so that the summary never repeats a fact line;
+//
+// A single part too long to fit is cut with "…". A file with nothing to list
+// gets "no entries yet" (month) or "no facts yet" (facts).
+const summaryMax = 100

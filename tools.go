@@ -85,6 +85,7 @@ type toolDef struct {
 	describe func(s *Store) string
 	args     reflect.Type // a struct type
 	run      func(ctx context.Context, c *Session, args any) (ToolResult, error)
+	reflects bool // one of the reflector's tools: it reads and changes files, and needs no list or search
 }
 
 // define makes the toolDef of a tool whose arguments are an A.
@@ -113,15 +114,20 @@ func (d *toolDef) call(ctx context.Context, c *Session, raw json.RawMessage) (To
 	return d.run(ctx, c, a.Interface())
 }
 
-// toolDefs are the memory tools, in the order Tools returns them; the last
-// four are the reflection tools.
+// toolDefs are the memory tools, in the order Tools returns them.
 var toolDefs = []*toolDef{
 	define("memory_list", describeList, runList),
 	define("memory_search", describeSearch, runSearch),
-	define("memory_read", describeRead, runRead),
-	define("memory_write", describeWrite, runWrite),
-	define("memory_patch", describePatch, runPatch),
-	define("memory_append", describeAppend, runAppend),
+	reflecting(define("memory_read", describeRead, runRead)),
+	reflecting(define("memory_write", describeWrite, runWrite)),
+	reflecting(define("memory_patch", describePatch, runPatch)),
+	reflecting(define("memory_append", describeAppend, runAppend)),
+}
+
+// reflecting marks d as one of the reflector's tools.
+func reflecting(d *toolDef) *toolDef {
+	d.reflects = true
+	return d
 }
 
 // toolSet returns the store's tool definitions, made on the first call:
@@ -141,31 +147,6 @@ func (s *Store) makeTools() []Tool {
 		tools[i] = Tool{Name: d.name, Description: d.describe(s), InputSchema: objectSchema(d.args, s.pathList()), def: d}
 	}
 	return tools
-}
-
-// pathList names the valid paths for descriptions and schemas.
-func (s *Store) pathList() string {
-	var b strings.Builder
-	for _, f := range s.opts.FactFiles {
-		b.WriteString(factPath(f.Name) + ", ")
-	}
-	if s.opts.World != nil {
-		b.WriteString(worldDir + "/<topic>.md for a world topic shared with the other agents (lower-case letters, digits and dashes, such as " + topicExample + "), ")
-	}
-	b.WriteString(proceduresFile + " for rules learned from experience, or " + episodesDir + "/YYYY-MM.md for a month's episodes")
-	return b.String()
-}
-
-// factList describes the fact files and their purposes.
-func (s *Store) factList() string {
-	parts := make([]string, len(s.opts.FactFiles))
-	for i, f := range s.opts.FactFiles {
-		parts[i] = factPath(f.Name)
-		if f.Purpose != "" {
-			parts[i] += " (" + f.Purpose + ")"
-		}
-	}
-	return strings.Join(parts, "; ")
 }
 
 // describeWorld tells, when the store shares world facts, what the world
@@ -840,10 +821,16 @@ func humanSize(n int64) string {
 	}
 }
 
-// cut shortens s to at most n characters, marking a cut with "…".
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
+// do runs f as one step of the conversation: no other call of the session
+// runs meanwhile, so what f reads or writes and what it records of it are
+// one step. It waits for the session's turn as long as ctx allows; op
+// names the operation in the error when it does not.
+func (c *Session) do(ctx context.Context, op string, f func() (ToolResult, error)) (ToolResult, error) {
+	select {
+	case c.turn <- struct{}{}:
+		defer func() { <-c.turn }()
+	case <-ctx.Done():
+		return ToolResult{}, hostErr(op, "", ctx.Err())
 	}
-	return string([]rune(s)[:n-1]) + "…"
+	return f()
 }

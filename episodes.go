@@ -61,17 +61,11 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 	if summary, err = checkSummary(op, t.path, summary); err != nil {
 		return nil, "", err
 	}
-	if err := checkText(op, t.path, "entry", entry); err != nil {
+	ed, err := checkEntry(op, t.path, entry)
+	if err != nil {
 		return nil, "", err
 	}
-	body := markdown.TrimTrailingBlankLines(markdown.TrimLeadingBlankLines([]byte(entry)))
-	if len(body) == 0 {
-		return nil, "", modelErr(op, t.path, ErrInvalidContent, "the entry is empty", "; give the text to add")
-	}
-	if err := checkClosed(op, t.path, "the entry", body); err != nil {
-		return nil, "", err
-	}
-	ed := markdown.Parse(body)
+	body := ed.Src()
 	if t.factual() {
 		err = checkFactEntry(op, t, ed)
 	} else if t.isEpisode() {
@@ -308,4 +302,13 @@ func nextLine(src []byte, at int) int {
 func isBlankAt(src []byte, at int) bool {
 	line := src[at:nextLine(src, at)]
 	return len(bytes.TrimSpace(line)) == 0
+}
+
+// checkFactEntry refuses an entry for a fact file that holds a heading: a
+// fact entry is one or more lines, usually "- " bullets.
+func checkFactEntry(op string, t target, d *markdown.Doc) error {
+	if len(d.Headings) > 0 {
+		return modelErr(op, t.path, ErrInvalidContent, "an entry for a fact file may not contain a heading", "; add facts as bullet lines such as \"- Language: prefers Chinese\"")
+	}
+	return nil
 }

@@ -184,15 +184,6 @@ func factLabel(text string) string {
 	return strings.Join(words, "")
 }
 
-// checkFactEntry refuses an entry for a fact file that holds a heading: a
-// fact entry is one or more lines, usually "- " bullets.
-func checkFactEntry(op string, t target, d *markdown.Doc) error {
-	if len(d.Headings) > 0 {
-		return modelErr(op, t.path, ErrInvalidContent, "an entry for a fact file may not contain a heading", "; add facts as bullet lines such as \"- Language: prefers Chinese\"")
-	}
-	return nil
-}
-
 // worldSizes lists the topics in world/ with their sizes, in name order.
 func (s *Store) worldSizes(ctx context.Context) ([]Entry, error) {
 	entries, err := s.b.List(ctx, worldDir)

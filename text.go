@@ -61,6 +61,24 @@ func checkClosed(op, p, what string, text []byte) error {
 		", so anything added after it would fall inside; close the block at its end")
 }
 
+// checkEntry holds an entry to append to the rules of model text, trims
+// the blank lines around it, and parses it: it must say something, and
+// close every block it opens, so that what is appended after it stands on
+// its own.
+func checkEntry(op, p, entry string) (*markdown.Doc, error) {
+	if err := checkText(op, p, "entry", entry); err != nil {
+		return nil, err
+	}
+	body := markdown.TrimTrailingBlankLines(markdown.TrimLeadingBlankLines([]byte(entry)))
+	if len(body) == 0 {
+		return nil, modelErr(op, p, ErrInvalidContent, "the entry is empty", "; give the text to add")
+	}
+	if err := checkClosed(op, p, "the entry", body); err != nil {
+		return nil, err
+	}
+	return markdown.Parse(body), nil
+}
+
 func loneCR(text string) bool {
 	for i := strings.IndexByte(text, '\r'); i >= 0; {
 		if i+1 == len(text) || text[i+1] != '\n' {

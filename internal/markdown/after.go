@@ -123,25 +123,22 @@ func parseAfter(prev *Doc, src []byte) *Doc {
 
 	// Spans of P end at most at the end of base's last line, n in P when
 	// P ends there, n+1 in src; one that runs further took P's trailing
-	// blank lines, which src has not.
-	fix := func(sp Span) (Span, bool) {
+	// blank lines, which src has not: then bad.
+	bad := false
+	fix := func(sp Span) Span {
 		if sp.End == n {
 			sp.End = n + 1
 		}
-		return sp, sp.End <= n+1
+		bad = bad || sp.End > n+1
+		return sp
 	}
 	d := &Doc{src: src, Title: prev.Title, Summary: prev.Summary, quoteGoesOn: prev.quoteGoesOn, tail: a.tail}
 	d.tail.headOpen = false
-	var ok bool
 	if d.Title.OK {
-		if d.Title.Span, ok = fix(d.Title.Span); !ok {
-			return nil
-		}
+		d.Title.Span = fix(d.Title.Span)
 	}
 	if d.Summary.OK {
-		if d.Summary.Span, ok = fix(d.Summary.Span); !ok {
-			return nil
-		}
+		d.Summary.Span = fix(d.Summary.Span)
 	}
 
 	if sameStart(prev.scan, prev.src) && sameStart(a.scan, add) {
@@ -169,18 +166,14 @@ func parseAfter(prev *Doc, src []byte) *Doc {
 
 	d.Headings = make([]Heading, 0, len(prev.Headings)+len(a.Headings))
 	for _, h := range prev.Headings {
-		if h.Span, ok = fix(h.Span); !ok {
-			return nil
-		}
+		h.Span = fix(h.Span)
 		d.Headings = append(d.Headings, h)
 	}
 	d.Headings = shiftHeadings(d.Headings, a.Headings, at, lineOff)
 
 	d.Items = make([]Item, 0, len(prev.Items)+len(a.Items))
 	for _, it := range prev.Items {
-		if it.Span, ok = fix(it.Span); !ok {
-			return nil
-		}
+		it.Span = fix(it.Span)
 		d.Items = append(d.Items, it)
 	}
 	d.Items = shiftItems(d.Items, a.Items, at, lineOff)
@@ -189,9 +182,7 @@ func parseAfter(prev *Doc, src []byte) *Doc {
 	if merge {
 		blocks = blocks[1:] // the list goes on: no block of its own
 	}
-	if len(prev.Blocks) > 0 && prev.Blocks[len(prev.Blocks)-1] >= n {
-		return nil
-	}
+	bad = bad || len(prev.Blocks) > 0 && prev.Blocks[len(prev.Blocks)-1] >= n
 	d.Blocks = make([]int, len(prev.Blocks), len(prev.Blocks)+len(blocks))
 	copy(d.Blocks, prev.Blocks)
 	for _, b := range blocks {
@@ -210,8 +201,7 @@ func parseAfter(prev *Doc, src []byte) *Doc {
 	}
 	d.Entries = make([]Entry, 0, len(prev.Entries)+len(a.Entries))
 	for _, e := range prev.Entries {
-		switch {
-		case e.End == len(prev.src):
+		if e.End == len(prev.src) {
 			e.End = end
 			for _, it := range a.Items {
 				if it.Start+at >= end {
@@ -224,10 +214,13 @@ func parseAfter(prev *Doc, src []byte) *Doc {
 					e.Date = v
 				}
 			}
-		case e.End >= n:
-			return nil
+		} else {
+			bad = bad || e.End >= n // it ends at a heading of base
 		}
 		d.Entries = append(d.Entries, e)
+	}
+	if bad {
+		return nil
 	}
 	for _, e := range a.Entries {
 		e.Start, e.End, e.Line = e.Start+at, e.End+at, e.Line+lineOff
@@ -280,12 +273,11 @@ func (d *Doc) headDoc(out []byte) *Doc {
 		return nil
 	}
 	head := out[:h]
-	scan := capNesting(head)
-	if !sameStart(scan, head) {
-		return nil
-	}
-	hd, _ := parse(head, scan)
-	if !hd.Title.OK || !hd.Summary.OK || hd.quoteGoesOn || len(hd.Entries) > 0 || len(hd.Items) > 0 {
+	hd, _ := parse(head, capNesting(head))
+	// What SetHead wrote: a title and a summary, and nothing else that
+	// the body's structure could hold.
+	if !sameStart(hd.scan, head) || !hd.Title.OK || !hd.Summary.OK || hd.quoteGoesOn || len(hd.Entries) > 0 || len(hd.Items) > 0 ||
+		len(d.Items) > 0 && d.Items[0].Start < r0 || len(d.Entries) > 0 && d.Entries[0].Start < r0 {
 		return nil
 	}
 
@@ -309,14 +301,8 @@ func (d *Doc) headDoc(out []byte) *Doc {
 	nd.Headings = slices.Clone(hd.Headings)
 	j := sort.Search(len(d.Headings), func(i int) bool { return d.Headings[i].Start >= r0 })
 	nd.Headings = shiftHeadings(nd.Headings, d.Headings[j:], shift, lineOff)
-	if len(d.Items) > 0 && d.Items[0].Start < r0 {
-		return nil
-	}
 	nd.Items = shiftItems(nil, d.Items, shift, lineOff)
 	for _, e := range d.Entries {
-		if e.Start < r0 {
-			return nil // not in the head SetHead reads
-		}
 		e.Start, e.End, e.Line = e.Start+shift, e.End+shift, e.Line+lineOff
 		nd.Entries = append(nd.Entries, e)
 	}
@@ -326,18 +312,15 @@ func (d *Doc) headDoc(out []byte) *Doc {
 
 // trim makes the empty lists of d nil, as Parse leaves them.
 func (d *Doc) trim() {
-	if len(d.Headings) == 0 {
-		d.Headings = nil
+	d.Headings, d.Items, d.Entries, d.Blocks = orNil(d.Headings), orNil(d.Items), orNil(d.Entries), orNil(d.Blocks)
+}
+
+// orNil returns s, or nil when s is empty.
+func orNil[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
 	}
-	if len(d.Items) == 0 {
-		d.Items = nil
-	}
-	if len(d.Entries) == 0 {
-		d.Entries = nil
-	}
-	if len(d.Blocks) == 0 {
-		d.Blocks = nil
-	}
+	return s
 }
 
 // shiftHeadings appends to dst the headings hs moved by off bytes and

@@ -73,6 +73,9 @@ var appendCases = []struct {
 	{"entry after a nested list", "# M\n\n> Summary: s\n\n## A\n- a\n  - b\n    > quote\n", "\n\n", episode(1) + "\n"},
 	{"entry with no summary bullet yet", "# M\n\n> Summary: s\n\n## A\ntext\n", "\n\n", "- Summary: late\n- Date: 2026-01-01\n\n## B\n- Summary: b\n"},
 	{"loose list", factFile(1 << 10), "\n\n", "- Name: Li\n"},
+	{"nesting capped before", "# T\n\n> Summary: s\n\n" + strings.Repeat("> ", 40) + "deep\n\n- a\n", "\n", "- b\n"},
+	{"nesting capped in the text", "# T\n\n> Summary: s\n\n- a\n", "\n\n", strings.Repeat("[x]: y\n", 40) + strings.Repeat("- ", 40) + "deep\n"},
+	{"no headings", "text\n\nmore\n", "\n\n", "- a\n"},
 }
 
 func TestParseAfterTakesAppends(t *testing.T) {
@@ -289,5 +292,14 @@ func BenchmarkSetHeadDoc(b *testing.B) {
 				d.SetHeadDoc("Title", "a new summary")
 			}
 		})
+	}
+}
+
+func TestEndsWithList(t *testing.T) {
+	for src, want := range map[string]bool{
+		"": false, "text\n": false, "- a\n": true, "# T\n\n1. a\n  b\n": true,
+		"- a\n\ntext\n": false, "- a\n\n## E\n": false, "- a\n  - b\n": true,
+	} {
+		require.Equal(t, want, Parse([]byte(src)).EndsWithList(), "%q", src)
 	}
 }

@@ -216,6 +216,12 @@ func (d *Doc) Level1() bool {
 	return false
 }
 
+// EndsWithList reports whether the last top-level block is a list: a
+// list item appended on the next line continues it.
+func (d *Doc) EndsWithList() bool {
+	return len(d.Blocks) > 0 && len(d.Items) > 0 && d.Items[len(d.Items)-1].Start >= d.Blocks[len(d.Blocks)-1]
+}
+
 // Body returns the span after the title and summary: where the file's
 // content starts, leading blank lines included.
 func (d *Doc) Body() Span {

@@ -292,16 +292,17 @@ func (d *Doc) headDoc(out []byte) *Doc {
 	for _, s := range d.lines[i0:] {
 		nd.lines = append(nd.lines, s+shift)
 	}
-	nd.Blocks = slices.Clone(hd.Blocks)
+	nd.Blocks = append(make([]int, 0, len(hd.Blocks)+len(d.Blocks)), hd.Blocks...)
 	for _, b := range d.Blocks {
 		if b >= r0 {
 			nd.Blocks = append(nd.Blocks, b+shift)
 		}
 	}
-	nd.Headings = slices.Clone(hd.Headings)
+	nd.Headings = append(make([]Heading, 0, len(hd.Headings)+len(d.Headings)), hd.Headings...)
 	j := sort.Search(len(d.Headings), func(i int) bool { return d.Headings[i].Start >= r0 })
 	nd.Headings = shiftHeadings(nd.Headings, d.Headings[j:], shift, lineOff)
-	nd.Items = shiftItems(nil, d.Items, shift, lineOff)
+	nd.Items = shiftItems(make([]Item, 0, len(d.Items)), d.Items, shift, lineOff)
+	nd.Entries = make([]Entry, 0, len(d.Entries))
 	for _, e := range d.Entries {
 		e.Start, e.End, e.Line = e.Start+shift, e.End+shift, e.Line+lineOff
 		nd.Entries = append(nd.Entries, e)

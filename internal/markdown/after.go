@@ -55,7 +55,7 @@ func tailOf(root, first, next ast.Node) tail {
 // ParseAfter returns what Parse(src) returns. prev is the Doc of an earlier
 // source P, when the caller has it (nil when not). When src is P with its
 // trailing blank lines trimmed (TrimTrailingBlankLines), a newline, and
-// text appended that can only stand after P's blocks (see appendable), it
+// text appended that can only stand after P's blocks (see parseAfter), it
 // parses only the text appended, and takes the structure of the rest from
 // prev; otherwise it parses src whole.
 func ParseAfter(prev *Doc, src []byte) *Doc {
@@ -76,9 +76,9 @@ func ParseAfter(prev *Doc, src []byte) *Doc {
 //     is not open), and no code or HTML block is open at its end, which
 //     could take the lines appended as its content;
 //   - the text added, after the newline and any more empty lines, starts
-//     with a character other than white space or a byte-order mark at the
-//     start of a line, so that it cannot be an indented continuation of
-//     anything, and holds no carriage return;
+//     with a printable character other than a space (nor a byte-order
+//     mark), so that it cannot be an indented continuation of anything nor
+//     a blank line, and holds no carriage return;
 //   - it is separated from base by an empty line, which closes every
 //     paragraph and blockquote, or, with no empty line, it starts with an
 //     item of a bullet list with the marker of the bullet list that ends
@@ -104,8 +104,7 @@ func parseAfter(prev *Doc, src []byte) *Doc {
 		at++
 	}
 	add := src[at:]
-	if len(add) == 0 || add[0] == ' ' || add[0] == '\t' || add[0] == '\r' ||
-		bytes.HasPrefix(add, []byte(bom)) || bytes.IndexByte(add, '\r') >= 0 {
+	if len(add) == 0 || add[0] <= ' ' || bytes.HasPrefix(add, []byte(bom)) || bytes.IndexByte(add, '\r') >= 0 {
 		return nil
 	}
 	// The state capNesting carries from line to line (lines starting a

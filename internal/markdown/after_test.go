@@ -110,6 +110,7 @@ func TestParseAfterFallsBack(t *testing.T) {
 		{"setext", "# T\n\n> Summary: s\n\ntext\n", "# T\n\n> Summary: s\n\ntext\n---\n"},
 		{"byte-order mark", bom + "# T\n\n> Summary: s\n\n- a\n", bom + "# T\n\n> Summary: s\n\n- a\n- b\n"},
 		{"mark added", "# T\n\n> Summary: s\n\n- a\n", "# T\n\n> Summary: s\n\n- a\n\n" + bom + "- b\n"},
+		{"form feed", "# T\n\n> Summary: s\n\n- a\n", "# T\n\n> Summary: s\n\n- a\n\f\n- b\n"},
 		{"carriage return", "# T\n\n> Summary: s\n\n- a\n", "# T\n\n> Summary: s\n\n- a\n- b\r\n"},
 		{"base ends with CR", "# T\n\n> Summary: s\n\n- a\r\n", "# T\n\n> Summary: s\n\n- a\r\n- b\n"},
 	} {

@@ -91,6 +91,8 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(or $(FUZZTIME),300000x) ./internal/paths
 	$(GO) test -run='^$$' -fuzz='^FuzzSetHead$$' -fuzztime=$(or $(FUZZTIME),40000x) ./internal/markdown
 	$(GO) test -run='^$$' -fuzz='^FuzzCapNesting$$' -fuzztime=$(or $(FUZZTIME),10000x) ./internal/markdown
+	$(GO) test -run='^$$' -fuzz='^FuzzParseAfter$$' -fuzztime=$(or $(FUZZTIME),60000x) ./internal/markdown
+	$(GO) test -run='^$$' -fuzz='^FuzzSetHeadDoc$$' -fuzztime=$(or $(FUZZTIME),40000x) ./internal/markdown
 	$(GO) test -run='^$$' -fuzz='^FuzzCheck$$' -fuzztime=$(or $(FUZZTIME),25000x) ./internal/factguard
 	$(GO) test -run='^$$' -fuzz='^FuzzTokenize$$' -fuzztime=$(or $(FUZZTIME),150000x) ./internal/search
 	$(GO) test -run='^$$' -fuzz='^FuzzPack$$' -fuzztime=$(or $(FUZZTIME),50000x) ./internal/textpack

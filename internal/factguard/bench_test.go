@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/mdmemory/memory/internal/markdown"
 )
 
 // facts returns a fact file of about size bytes, its lines all sharing
@@ -81,7 +83,30 @@ func BenchmarkIndex(b *testing.B) {
 	b.Run("lines", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			split(src, string(src))
+			split(markdown.Parse(src), string(src))
+		}
+	})
+}
+
+// BenchmarkFromDoc measures a version of a 15 KB fact file that adds a
+// line, made from an indexed earlier version: "parse" from its content,
+// which it parses; "doc" from the Doc the append made, which it does not.
+func BenchmarkFromDoc(b *testing.B) {
+	src := facts(15<<10, 0)
+	prev := Parse("facts/user.md", src, nil)
+	prev.index()
+	next := append(src, "- Colleague: Li Wei, designer, sits by the window\n"...)
+	d := markdown.Parse(next)
+	b.Run("parse", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			Parse("facts/user.md", next, prev)
+		}
+	})
+	b.Run("doc", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			FromDoc("facts/user.md", d, prev)
 		}
 	})
 }

@@ -80,7 +80,10 @@ type Line struct {
 
 // Lines returns the fact lines of a fact file's content, in order.
 func Lines(src []byte) []Line {
-	lines := split(src, string(src))
+	var lines []Line
+	if len(src) > 0 {
+		lines = split(markdown.Parse(src), string(src))
+	}
 	for i := range lines {
 		lines[i].describe()
 	}
@@ -116,8 +119,22 @@ type index struct {
 // take their description from it rather than from the tokenizer, so that
 // a version that adds one line costs the parse and that line.
 func Parse(path string, src []byte, prev *File) *File {
-	f := &File{Path: path, src: string(src)}
-	f.Lines = split(src, f.src)
+	if len(src) == 0 {
+		return FromDoc(path, nil, prev)
+	}
+	return FromDoc(path, markdown.Parse(src), prev)
+}
+
+// FromDoc returns what Parse(path, d.Src(), prev) returns, its lines split
+// from d rather than from a parse of its source: a caller that has the
+// Doc of the content, as an append does, parses it once. d nil is empty
+// content.
+func FromDoc(path string, d *markdown.Doc, prev *File) *File {
+	f := &File{Path: path}
+	if d != nil {
+		f.src = string(d.Src())
+		f.Lines = split(d, f.src)
+	}
 	var pix *index
 	if prev != nil && len(prev.Lines) > 0 {
 		pix = prev.index()
@@ -465,13 +482,12 @@ func near(a, b *Line, common int) bool {
 }
 
 // split returns the fact lines of a fact file's content, in order, with
-// their Num and Src only: describe fills in the rest.
-// src and b are the same content, as a string and as bytes.
-func split(b []byte, src string) []Line {
+// their Num and Src only: describe fills in the rest. d is the Doc of the
+// content and src the same content as a string.
+func split(d *markdown.Doc, src string) []Line {
 	if len(src) == 0 {
 		return nil
 	}
-	d := markdown.Parse(b)
 	body := d.Body().Start
 	var out []Line
 	pos, line := 0, 1 // line is the number of the line at pos; add is called in source order

@@ -1,11 +1,13 @@
 package factguard
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
 	"unsafe"
 
+	"github.com/mdmemory/memory/internal/markdown"
 	"github.com/stretchr/testify/require"
 )
 
@@ -191,4 +193,31 @@ func TestParseReuse(t *testing.T) {
 			require.False(t, s != "" && within(s, prev.src), "%q is in the earlier content", s)
 		}
 	}
+}
+
+// sameFile fails t unless got has want's path, content and lines, their
+// descriptions included.
+func sameFile(t testing.TB, want, got *File) {
+	t.Helper()
+	require.Equal(t, want.Path, got.Path)
+	require.Equal(t, want.src, got.src)
+	require.Equal(t, want.Lines, got.Lines)
+}
+
+// TestFromDoc: a File made from a Doc is the one parsed from its source,
+// with or without an earlier version, for an empty file too.
+func TestFromDoc(t *testing.T) {
+	v1 := []byte(jianjun + "- Likes green tea\n")
+	v2 := append(bytes.Clone(v1), "- Colleague: Li Wei\n"...)
+	prev := Parse("f.md", v1, nil)
+	for _, c := range []struct {
+		src  []byte
+		prev *File
+	}{{v1, nil}, {v2, nil}, {v2, prev}, {nil, nil}, {nil, prev}} {
+		d := markdown.Parse(c.src)
+		sameFile(t, Parse("f.md", c.src, c.prev), FromDoc("f.md", d, c.prev))
+		require.True(t, FromDoc("f.md", d, c.prev).Is(c.src))
+	}
+	sameFile(t, Parse("f.md", nil, nil), FromDoc("f.md", nil, nil))
+	sameFile(t, Parse("f.md", v2, prev), FromDoc("f.md", markdown.ParseAfter(markdown.Parse(v1), v2), prev))
 }

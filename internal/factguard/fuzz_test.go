@@ -3,6 +3,7 @@ package factguard
 import (
 	"testing"
 
+	"github.com/mdmemory/memory/internal/markdown"
 	"github.com/stretchr/testify/require"
 )
 
@@ -10,7 +11,8 @@ import (
 // change and of another fact file, the guard does not panic and refuses
 // what the reference refuses, naming the same lines: the indexed search
 // finds every line the comparison of all pairs would; and a version parsed
-// from an earlier one has the lines it has parsed alone.
+// from an earlier one has the lines it has parsed alone, and one made from
+// a Doc is the one parsed from the Doc's source.
 func FuzzCheck(f *testing.F) {
 	f.Add(jianjun, "- Wife's birthday is March 15\n", "# Memory\n\n> Summary: m\n\n- Likes tea\n")
 	f.Add(jianjun, "- Languages: English\n- Skip it this time\n", "")
@@ -27,5 +29,7 @@ func FuzzCheck(f *testing.F) {
 		check(t, "facts/user.md", before, add+before)
 		prev := Parse("facts/user.md", []byte(before), nil)
 		require.Equal(t, Parse("f", []byte(before+add), nil).Lines, Parse("f", []byte(before+add), prev).Lines)
+		after := []byte(string(markdown.TrimTrailingBlankLines([]byte(before))) + "\n" + add)
+		sameFile(t, Parse("f", after, prev), FromDoc("f", markdown.ParseAfter(markdown.Parse([]byte(before)), after), prev))
 	})
 }

@@ -72,6 +72,7 @@ type Doc struct {
 	Blocks   []int // offsets of the first lines of the top-level blocks
 
 	quoteGoesOn bool // the summary's blockquote has more after the Summary paragraph
+	tail        tail // how the source ends: what text appended to it may change
 
 	src   []byte
 	scan  []byte // src as goldmark read it: a byte-order mark turned into spaces
@@ -98,7 +99,13 @@ func Parse(src []byte) *Doc {
 	}
 	// Nesting deeper than any memory needs is read as plain text, so that
 	// parsing takes time linear in the size of src.
-	scan = capNesting(scan)
+	d, _ := parse(src, capNesting(scan))
+	return d
+}
+
+// parse reads src, which goldmark reads as scan, and returns its Doc and
+// goldmark's tree of it.
+func parse(src, scan []byte) (*Doc, ast.Node) {
 	root := blockParser().Parse(text.NewReader(scan))
 	d := &Doc{src: src, scan: scan, lines: lineStarts(src)}
 
@@ -163,7 +170,8 @@ func Parse(src []byte) *Doc {
 		}
 		d.Entries = append(d.Entries, e)
 	}
-	return d
+	d.tail = tailOf(root, first, next)
+	return d, root
 }
 
 // HeadLen returns the length of the prefix of src that decides its title
@@ -206,6 +214,12 @@ func (d *Doc) Level1() bool {
 		}
 	}
 	return false
+}
+
+// EndsWithList reports whether the last top-level block is a list: a
+// list item appended on the next line continues it.
+func (d *Doc) EndsWithList() bool {
+	return len(d.Blocks) > 0 && len(d.Items) > 0 && d.Items[len(d.Items)-1].Start >= d.Blocks[len(d.Blocks)-1]
 }
 
 // Body returns the span after the title and summary: where the file's

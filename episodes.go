@@ -165,17 +165,19 @@ func sealedPrefix(part, month []byte) (k, at int) {
 
 // appendTo returns old with body appended and the summary refreshed.
 func (s *Store) appendTo(op string, t target, old, body []byte, summary string) ([]byte, error) {
+	prev := s.docs.get(t.path, old) // old's structure, when this Store made it
 	base := markdown.TrimTrailingBlankLines(old)
 	if !hasHead(base) {
 		// Give the file its head first, so that the entry can never be
 		// read as the title or summary line, and then replaced by it.
 		base = markdown.TrimTrailingBlankLines(markdown.Parse(base).SetHead(s.title(t), "-"))
+		prev = nil
 	}
 	out := make([]byte, 0, len(base)+len(body)+3)
 	out = append(out, base...)
 	switch {
 	case len(base) == 0:
-	case !t.isEpisode() && endsWithList(base) && startsWithItem(body):
+	case !t.isEpisode() && startsWithItem(body) && (prev != nil && prev.EndsWithList() || prev == nil && endsWithList(base)):
 		// Fact lines stay one tight list, as in the seed's files: a
 		// blank line between items would make the list loose.
 		out = append(out, '\n')
@@ -186,14 +188,17 @@ func (s *Store) appendTo(op string, t target, old, body []byte, summary string) 
 	out = append(out, body...)
 	out = append(out, '\n')
 
-	d := markdown.Parse(out)
+	// Only what is appended is parsed, when old's structure is at hand.
+	d := markdown.ParseAfter(prev, out)
 	if !d.StartsBlock(at) || t.isEpisode() && (len(d.Entries) == 0 || d.Entries[len(d.Entries)-1].Start != at) {
 		return nil, modelErr(op, t.path, ErrInvalidContent, t.path+" ends inside an unclosed block (such as a ``` code fence), so the entry would not stand on its own", "; memory_read the file and close the block with memory_patch, then append again")
 	}
 	if summary == "" {
 		summary = s.deriveSummary(t, d)
 	}
-	return d.SetHead(s.title(t), summary), nil
+	data, dd := d.SetHeadDoc(s.title(t), summary)
+	s.docs.put(t.path, dd) // for the fact guard, and the next append
+	return data, nil
 }
 
 // endsWithList reports whether the last top-level block of src is a list.

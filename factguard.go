@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mdmemory/memory/internal/factguard"
+	"github.com/mdmemory/memory/internal/markdown"
 )
 
 // The fact guard. Facts are lasting truths loaded into every prompt, so a
@@ -57,8 +58,8 @@ import (
 // the files it is compared with or restates a key of t; see the fact guard
 // above. list lists t's folder (see commit).
 func (s *Store) vetFacts(ctx context.Context, op string, t target, old, data []byte, list func() ([]Entry, error)) error {
-	before := s.facts.file(t.path, old, nil)
-	c := factguard.Diff(before, s.facts.file(t.path, data, before))
+	before := s.facts.file(t.path, old, nil, s.docs.get(t.path, old))
+	c := factguard.Diff(before, s.facts.file(t.path, data, before, s.docs.get(t.path, data)))
 	if len(c.Added) == 0 {
 		return nil
 	}
@@ -136,7 +137,7 @@ func (s *Store) otherFacts(ctx context.Context, op string, t target, list func()
 		c, err := s.b.Read(ctx, e.Name, readLimit)
 		switch {
 		case err == nil:
-			out = append(out, s.facts.file(e.Name, c.Data, nil))
+			out = append(out, s.facts.file(e.Name, c.Data, nil, nil))
 		case classify(err) == faultStopped:
 			return nil, hostErr(op, t.path, err)
 		}
@@ -150,8 +151,9 @@ func (s *Store) otherFacts(ctx context.Context, op string, t target, list func()
 // file returns the File of content src at path, from the cache or parsed
 // and kept as the newest version of path. prev is an earlier version the
 // parse may take lines from; nil means the newest version of path kept,
-// which another writer's change leaves with most lines in common.
-func (fc *factCache) file(path string, src []byte, prev *factguard.File) *factguard.File {
+// which another writer's change leaves with most lines in common. d, when
+// not nil, is the structure of src, which then is not parsed again.
+func (fc *factCache) file(path string, src []byte, prev *factguard.File, d *markdown.Doc) *factguard.File {
 	fc.mu.Lock()
 	v := fc.files[path]
 	fc.mu.Unlock()
@@ -163,7 +165,12 @@ func (fc *factCache) file(path string, src []byte, prev *factguard.File) *factgu
 	if prev == nil {
 		prev = v[0]
 	}
-	f := factguard.Parse(path, src, prev)
+	var f *factguard.File
+	if d != nil {
+		f = factguard.FromDoc(path, d, prev)
+	} else {
+		f = factguard.Parse(path, src, prev)
+	}
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	if fc.files == nil {

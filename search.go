@@ -231,6 +231,7 @@ func (s *Store) ReleaseIndex() {
 	defer x.mu.Unlock()
 	x.release()
 	s.forgetHeads()
+	s.docs.forget()
 }
 
 // release drops the index. The caller holds x.mu.

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mdmemory/memory/internal/factguard"
+	"github.com/mdmemory/memory/internal/markdown"
 	"github.com/mdmemory/memory/internal/paths"
 )
 
@@ -166,6 +168,7 @@ type Store struct {
 	headsMu sync.Mutex
 	heads   map[string]cachedHead // what List read of each file, by path; released with the index
 	facts   factCache             // the fact guard's parsed versions of the fact files (factguard.go)
+	docs    docCache              // the structure of the files the Store's appends made
 
 	toolsOnce sync.Once
 	tools     []Tool   // the tool definitions, made on first use (toolSet); a Session binds them
@@ -430,6 +433,47 @@ type sessions struct {
 type factCache struct {
 	mu    sync.Mutex
 	files map[string][2]*factguard.File // by path, the newest first
+}
+
+// A docCache holds the structure (markdown.Doc) of the last content an
+// append made of each file, for the last few files appended to, so that
+// the next append to the file, and the fact guard, parse only what is new.
+// An entry is used only for the very content it was made of.
+type docCache struct {
+	mu   sync.Mutex
+	docs map[string]*markdown.Doc // by path
+}
+
+// maxDocs bounds the files a docCache holds; it forgets them all past it.
+const maxDocs = 32
+
+// get returns the Doc of src, the content of the file at path, when the
+// cache has it; nil otherwise.
+func (c *docCache) get(path string, src []byte) *markdown.Doc {
+	c.mu.Lock()
+	d := c.docs[path]
+	c.mu.Unlock()
+	if d == nil || !bytes.Equal(d.Src(), src) {
+		return nil
+	}
+	return d
+}
+
+// put keeps d as the structure of the file at path.
+func (c *docCache) put(path string, d *markdown.Doc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.docs == nil || len(c.docs) >= maxDocs {
+		c.docs = map[string]*markdown.Doc{}
+	}
+	c.docs[path] = d
+}
+
+// forget drops every Doc held.
+func (c *docCache) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.docs = nil
 }
 
 // cachedHead is what List read of a file with a given tag.

@@ -324,7 +324,7 @@ func (h *dirHeld) Write(ctx context.Context, name string, data []byte, match str
 	if err := h.d.replace(name, data); err != nil {
 		return "", err
 	}
-	return Version(string(data)), nil
+	return versionOf(data), nil
 }
 
 // Remove deletes the file at name if it is at version match.
@@ -595,7 +595,7 @@ func (d *Dir) Read(ctx context.Context, name string, limit int64) (Content, erro
 		c := Content{Data: buf[:n], Size: fi.Size()}
 		if int64(n) == fi.Size() {
 			if extra, _ := f.Read(make([]byte, 1)); extra == 0 {
-				c.Version = Version(string(c.Data))
+				c.Version = versionOf(c.Data)
 				d.remember(name, fi, c.Version)
 			}
 		}
@@ -609,7 +609,7 @@ func (d *Dir) Read(ctx context.Context, name string, limit int64) (Content, erro
 		return Content{}, err
 	}
 	b := buf.Bytes()
-	c := Content{Data: b, Size: int64(len(b)), Version: Version(string(b))}
+	c := Content{Data: b, Size: int64(len(b)), Version: versionOf(b)}
 	d.remember(name, fi, c.Version)
 	return c, nil
 }

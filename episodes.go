@@ -167,7 +167,7 @@ func sealedPrefix(part, month []byte) (k, at int) {
 func (s *Store) appendTo(op string, t target, old, body []byte, summary string) ([]byte, error) {
 	prev := s.docs.get(t.path, old) // old's structure, when this Store made it
 	base := markdown.TrimTrailingBlankLines(old)
-	if !hasHead(base) {
+	if prev != nil && !(prev.Title.OK && prev.Summary.OK) || prev == nil && !hasHead(base) {
 		// Give the file its head first, so that the entry can never be
 		// read as the title or summary line, and then replaced by it.
 		base = markdown.TrimTrailingBlankLines(markdown.Parse(base).SetHead(s.title(t), "-"))

@@ -137,7 +137,7 @@ func (s *Store) otherFacts(ctx context.Context, op string, t target, list func()
 		c, err := s.b.Read(ctx, e.Name, readLimit)
 		switch {
 		case err == nil:
-			out = append(out, s.facts.file(e.Name, c.Data, nil, nil))
+			out = append(out, s.facts.file(e.Name, c.Data, nil, s.docs.get(e.Name, c.Data)))
 		case classify(err) == faultStopped:
 			return nil, hostErr(op, t.path, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"unicode"
@@ -185,7 +186,14 @@ const readLimit = maxFileSize
 // A file that does not exist has no content; WriteIf and the tools take ""
 // as its version.
 func Version(content string) string {
-	sum := sha256.Sum256([]byte(content))
+	h := sha256.New()
+	io.WriteString(h, content) // no copy of content
+	return hex.EncodeToString(h.Sum(make([]byte, 0, sha256.Size))[:versionLen])
+}
+
+// versionOf is Version of the content b, which may be nil.
+func versionOf(b []byte) string {
+	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:versionLen])
 }
 
@@ -196,7 +204,7 @@ func version(b []byte) string {
 	if b == nil {
 		return ""
 	}
-	return Version(string(b))
+	return versionOf(b)
 }
 
 // thousands formats n with comma separators: 15360 → "15,360".

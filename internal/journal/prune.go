@@ -92,7 +92,7 @@ func Prune(records []Record, current string, now time.Time, p Policy) []Record {
 	}
 	for {
 		first := records[landed[s]]
-		if !first.Full {
+		if !first.Full && first.New != "" { // a removal depends on nothing
 			content, err := Content(records, first.New)
 			if err != nil && s < last {
 				s++

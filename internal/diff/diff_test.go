@@ -294,6 +294,55 @@ func TestBounded(t *testing.T) {
 	}
 }
 
+// TestBeyondTheQuickSearch: changes of more than the quick search's edits
+// are still found exactly, through the lines the two texts share.
+func TestBeyondTheQuickSearch(t *testing.T) {
+	var a, b, c, d, e strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&d, "old %d\n", i)
+		fmt.Fprintf(&e, "shared %d\n", i)
+	}
+	for i := range 100 {
+		fmt.Fprintf(&d, "shared %d\n", i)
+		fmt.Fprintf(&e, "added %d\n", i)
+	}
+	for i := range 300 {
+		fmt.Fprintf(&a, "line %d\n", i)
+		if i%2 == 0 {
+			fmt.Fprintf(&b, "line %d\n", i) // every other line removed
+		}
+		fmt.Fprintf(&c, "line %d\nnew %d\n", i, i) // a new line after each
+	}
+	for _, tc := range []struct {
+		name           string
+		a, b           string
+		removed, added int
+	}{
+		{"every other line removed", a.String(), b.String(), 150, 0},
+		{"a line added after each", a.String(), c.String(), 0, 300},
+		{"both", b.String(), c.String(), 0, 450},
+		{"shared lines between others", d.String(), e.String(), 100, 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := diff.Unified("a", "b", tc.a, tc.b, 0)
+			got, err := patch(tc.a, u)
+			require.NoError(t, err)
+			require.Equal(t, tc.b, got)
+			var removed, added int
+			for _, l := range strings.Split(u, "\n")[2:] {
+				if strings.HasPrefix(l, "-") {
+					removed++
+				} else if strings.HasPrefix(l, "+") {
+					added++
+				}
+			}
+			require.Equal(t, tc.removed, removed)
+			require.Equal(t, tc.added, added)
+			checkDelta(t, []byte(tc.a), []byte(tc.b))
+		})
+	}
+}
+
 func numbered(n int) string {
 	var b strings.Builder
 	for i := range n {

@@ -13,7 +13,8 @@ import (
 // tools, the Store's methods, compaction, a month's seal, the cache of
 // vectors) is made by commit, under a lock held (locked), and most through
 // update, the one read-modify-write loop. commit holds the change to the
-// rules of its kind of file, each written once in the table below.
+// rules of its kind of file, each written once in the table below, and
+// records it in the file's history (history.go) before it makes it.
 
 // A change is one write or removal of a file.
 type change struct {
@@ -86,6 +87,11 @@ func (s *Store) commit(ctx context.Context, h Held, c *change) (string, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		return "", hostErr(c.op, c.t.path, err)
+	}
+	// The record first, then the change: a crash between the two leaves
+	// a record of a change that did not land, which the history tells.
+	if err := s.record(ctx, h, c); err != nil {
+		return "", err
 	}
 	var v string
 	var err error

@@ -3,8 +3,6 @@ package memory
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mdmemory/memory/internal/flock"
+	"github.com/mdmemory/memory/internal/journal"
 )
 
 // A Dir is the [Backend] of a local directory, the one [Open] uses. Its
@@ -344,6 +343,62 @@ func (h *dirHeld) Remove(ctx context.Context, name, match string) error {
 		return err
 	}
 	return syncDir(sub, name)
+}
+
+// Append adds data at the end of the file at name, creating it (and its
+// folders) if needed, and makes it durable with one fsync (and one of the
+// folder when the file is new): the history's logs, which grow a record at
+// a time. When the file does not end with a newline (a crash cut its last
+// line), a newline goes first, so that the cut line stays a line of its
+// own. A name that is a link, or no regular file, is refused.
+func (h *dirHeld) Append(ctx context.Context, name string, data []byte) error {
+	if h.gone.Load() {
+		return errUnlocked
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sub, done, err := h.d.folderOf(name, true)
+	if err != nil {
+		return err
+	}
+	defer done()
+	base := path.Base(name)
+	fi, err := sub.Lstat(base)
+	created := errors.Is(err, fs.ErrNotExist)
+	switch {
+	case err != nil && !created:
+		return err
+	case err == nil && !fi.Mode().IsRegular():
+		return &fs.PathError{Op: "append", Path: name, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
+	}
+	f, err := sub.OpenFile(base, os.O_RDWR|os.O_APPEND|os.O_CREATE|openNonblock, h.d.mode)
+	if err != nil {
+		return err
+	}
+	got, err := f.Stat()
+	if err == nil && fi != nil && !os.SameFile(fi, got) {
+		err = &fs.PathError{Op: "append", Path: name, Err: errReplaced}
+	}
+	if err == nil && got.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err = f.ReadAt(last, got.Size()-1); err == nil && last[0] != '\n' {
+			data = append([]byte{'\n'}, data...)
+		}
+	}
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && created {
+		err = syncDir(sub, name)
+	}
+	return err
 }
 
 // check starts a Write or Remove: the lock must still be held, ctx live,
@@ -803,11 +858,7 @@ func (d *Dir) version(name string) (string, error) {
 			return seen.version, nil
 		}
 	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)[:versionLen]), nil
+	return journal.ReadVersion(f)
 }
 
 // replace writes data to name atomically, creating its folder if needed.

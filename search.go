@@ -232,6 +232,7 @@ func (s *Store) ReleaseIndex() {
 	x.release()
 	s.forgetHeads()
 	s.docs.forget()
+	s.hist.forget()
 }
 
 // release drops the index. The caller holds x.mu.

@@ -16,7 +16,7 @@ type split struct {
 }
 
 func (b split) route(name string) Backend {
-	if paths.InWorld(name) {
+	if inWorld(name) {
 		return b.world
 	}
 	return b.own
@@ -33,7 +33,7 @@ func (b split) Lock(ctx context.Context, name string) (Held, error) {
 	if err != nil {
 		return nil, err
 	}
-	return splitHeld{Held: h, world: paths.InWorld(name)}, nil
+	return splitHeld{Held: h, world: inWorld(name)}, nil
 }
 
 // splitHeld is a lock of one of a split's backends.
@@ -58,7 +58,7 @@ func (h splitHeld) Remove(ctx context.Context, name, match string) error {
 
 // mine refuses a change of a file on the other backend than the lock's.
 func (h splitHeld) mine(name string) error {
-	if paths.InWorld(name) != h.world {
+	if inWorld(name) != h.world {
 		return fmt.Errorf("%s: the lock held is on the other backend: lock a name of the file's own", name)
 	}
 	return nil
@@ -83,4 +83,23 @@ func (b split) List(ctx context.Context, dir string) ([]Entry, error) {
 	all := append(own, world...)
 	slices.SortFunc(all, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 	return all, nil
+}
+
+// inWorld reports a name of the shared backend: a world topic, and its
+// history's log.
+func inWorld(name string) bool {
+	return paths.InWorld(name) || paths.InWorld(strings.TrimPrefix(name, historyDir+"/"))
+}
+
+// Append appends through the lock of the backend that holds name, where
+// that lock can.
+func (h splitHeld) Append(ctx context.Context, name string, data []byte) error {
+	if err := h.mine(name); err != nil {
+		return err
+	}
+	a, ok := h.Held.(appender)
+	if !ok {
+		return errNoAppend
+	}
+	return a.Append(ctx, name, data)
 }

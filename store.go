@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"slices"
 	"sync"
 	"time"
@@ -98,6 +99,12 @@ type Options struct {
 	// bytes, as for the facts.
 	WorldBudget int
 
+	// History bounds the history of changes the store records (see
+	// [Store.History]); the zero value records every change and keeps
+	// every version of the last 90 days, at least the last 20 of each
+	// file, and at most 64 MiB of logs. History.Off records nothing.
+	History HistoryPolicy
+
 	// Embedder, when not nil, adds semantic search to Store.Search and
 	// memory_search: the keyword ranking is fused with one by the
 	// similarity of vectors the Embedder gives (see [Embedder] and
@@ -169,6 +176,7 @@ type Store struct {
 	heads   map[string]cachedHead // what List read of each file, by path; released with the index
 	facts   factCache             // the fact guard's parsed versions of the fact files (factguard.go)
 	docs    docCache              // the structure of the files the Store's appends made
+	hist    logs                  // the history's logs the Store wrote (history.go)
 
 	toolsOnce sync.Once
 	tools     []Tool   // the tool definitions, made on first use (toolSet); a Session binds them
@@ -236,11 +244,15 @@ func fillOptions(opts *Options) (Options, error) {
 // newStore makes the store, after it removed the temporary files a crash
 // left in the folders it writes, on each backend that is a [Dir].
 func newStore(b Backend, o Options) (*Store, error) {
-	if err := sweep(b, o.LockTimeout, ".", paths.FactsDir, paths.EpisodesDir, paths.EpisodesDir+"/"+paths.ArchiveDir, cacheDir); err != nil {
+	own := []string{".", paths.FactsDir, paths.EpisodesDir, paths.EpisodesDir + "/" + paths.ArchiveDir, cacheDir}
+	for _, f := range own[:4] {
+		own = append(own, path.Join(historyDir, f)) // the logs' rewrites
+	}
+	if err := sweep(b, o.LockTimeout, own...); err != nil {
 		return nil, err
 	}
 	if o.World != nil {
-		if err := sweep(o.World, o.LockTimeout, paths.WorldDir); err != nil {
+		if err := sweep(o.World, o.LockTimeout, paths.WorldDir, historyDir+"/"+paths.WorldDir); err != nil {
 			return nil, err
 		}
 		b = split{own: b, world: o.World}
@@ -285,6 +297,9 @@ func (o *Options) fill() error {
 			return fmt.Errorf("memory: open: fact file %q listed twice: %w", f.Name, ErrInvalidPath)
 		}
 		seen[f.Name] = true
+	}
+	if o.History.MaxAge < 0 || o.History.MinVersions < 0 || o.History.MaxBytes < 0 {
+		return errors.New("memory: open: History.MaxAge, History.MinVersions and History.MaxBytes may not be negative")
 	}
 	if o.FactsBudget < 0 || o.ProceduresBudget < 0 || o.WorldBudget < 0 || o.IndexBudget < 0 || o.LockTimeout < 0 || o.MaxSessions < 0 || o.IndexIdle < 0 {
 		return errors.New("memory: open: FactsBudget, ProceduresBudget, WorldBudget, IndexBudget, LockTimeout, MaxSessions and IndexIdle may not be negative")

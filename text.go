@@ -2,15 +2,13 @@ package memory
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mdmemory/memory/internal/journal"
 	"github.com/mdmemory/memory/internal/markdown"
 )
 
@@ -185,20 +183,11 @@ const readLimit = maxFileSize
 // the tools' version tokens check it: a short hash of the content alone.
 // A file that does not exist has no content; WriteIf and the tools take ""
 // as its version.
-func Version(content string) string {
-	h := sha256.New()
-	io.WriteString(h, content) // no copy of content
-	return hex.EncodeToString(h.Sum(make([]byte, 0, sha256.Size))[:versionLen])
-}
+func Version(content string) string { return journal.Version([]byte(content)) }
 
-// versionOf is Version of the content b, which may be nil.
-func versionOf(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:versionLen])
-}
-
-// versionLen is how many bytes of a content's SHA-256 its version keeps.
-const versionLen = 12
+// versionOf is Version of the content b, which may be nil: the one
+// definition is the history's (journal.Version).
+func versionOf(b []byte) string { return journal.Version(b) }
 
 func version(b []byte) string {
 	if b == nil {

@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -62,6 +63,16 @@ const versionLen = 24
 func Version(content []byte) string {
 	sum := sha256.Sum256(content)
 	return hex.EncodeToString(sum[:versionLen/2])
+}
+
+// ReadVersion returns the Version of the content r holds, hashed as it is
+// read: a large file takes time, but no memory.
+func ReadVersion(r io.Reader) (string, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)[:versionLen/2]), nil
 }
 
 // ErrRecord is wrapped by the errors [Decode] reports for lines that are

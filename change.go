@@ -19,6 +19,7 @@ import (
 // A change is one write or removal of a file.
 type change struct {
 	op   string // the operation, for errors: "write", "append", "compact", …
+	as   string // the operation as the history names it, when not op: "seal"
 	t    target
 	old  []byte // the content read; nil when the file did not exist
 	ver  string // the version read; "" when the file did not exist

@@ -182,6 +182,7 @@ type claudeCommand struct {
 // safe for concurrent use, as the Session is.
 func (c *Session) ClaudeMemory(ctx context.Context, input json.RawMessage) (ToolResult, error) {
 	c.touch()
+	ctx = c.acting(ctx)
 	cmd, msg := decodeClaude(input)
 	if msg != "" {
 		return ToolResult{Text: msg, IsError: true}, nil

@@ -102,6 +102,7 @@ type SkippedMonth struct {
 // which.
 func (s *Store) Compact(ctx context.Context, llm LLM, opts *CompactOptions) (CompactResult, error) {
 	const op = "compact"
+	ctx = withVia(ctx, "compaction")
 	var res CompactResult
 	var o CompactOptions
 	if opts != nil {

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"container/list"
+	"context"
 	"slices"
 )
 
@@ -246,4 +247,14 @@ func recreate(op string) string {
 		return "If it should exist again, create it with memory_write or memory_append"
 	}
 	return "If it should exist again, call memory_write again with version null"
+}
+
+// acting returns ctx with the conversation's id as the actor of the
+// changes its calls make, when the host named it ([Store.Session]);
+// otherwise ctx, whose actor ([WithActor]) the host may have set.
+func (c *Session) acting(ctx context.Context) context.Context {
+	if c.id == "" {
+		return ctx
+	}
+	return WithActor(ctx, c.id)
 }

@@ -135,7 +135,7 @@ func (s *Store) seal(ctx context.Context, h Held, op string, t target, old []byt
 			"; keep episodes condensed, or compact the month")
 	}
 	part = partPath(t.month, last+1)
-	if _, err := s.commit(ctx, h, &change{op: op, t: target{path: part, fact: -1, month: t.month, part: last + 1}, data: old}); err != nil {
+	if _, err := s.commit(ctx, h, &change{op: op, as: "seal", t: target{path: part, fact: -1, month: t.month, part: last + 1}, data: old}); err != nil {
 		return "", nil, err // ErrChanged: another writer sealed it; update reads again
 	}
 	return part, nil, nil

@@ -128,6 +128,9 @@ func actorOf(ctx context.Context) string {
 
 // histOp is the history's name of a change's operation.
 func histOp(c *change) string {
+	if c.as != "" {
+		return c.as
+	}
 	switch c.op {
 	case "write", "patch", "append", "seal", "compact", "restore":
 		return c.op

@@ -246,6 +246,7 @@ func (r *Reflector) Reflect(ctx context.Context, t Task) (Reflection, error) {
 	if err := ctx.Err(); err != nil {
 		return ref, hostErr("reflect", "", err)
 	}
+	ctx = withVia(ctx, "reflector") // its changes are the reflector's, on behalf of ctx's actor
 	// The facts in the system prompt count as read by the reflection tools,
 	// so the model can patch them without reading them again; a person's
 	// edit made while the model runs is still never overwritten.

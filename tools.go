@@ -103,6 +103,7 @@ func define[A any](name string, describe func(*Store) string, run func(ctx conte
 // call decodes the arguments and runs the tool in conversation c.
 func (d *toolDef) call(ctx context.Context, c *Session, raw json.RawMessage) (ToolResult, error) {
 	c.touch()
+	ctx = c.acting(ctx)
 	a := reflect.New(d.args)
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {

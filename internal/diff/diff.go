@@ -156,12 +156,12 @@ func myers[T comparable](a, b []T, maxD int) ([]match, bool) {
 				x = step(v[off+k-1], v[off+k+1], k, d, n, m)
 			}
 			if x >= 0 {
-				y := int(x) - k
+				x0, y := x, int(x)-k
 				for int(x) < n && y < m && a[x] == b[y] {
 					x++
 					y++
 				}
-				work += int(x) - (y - k)
+				work += int(x - x0)
 				if int(x) == n && y == m {
 					end = d
 				}

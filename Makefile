@@ -96,10 +96,10 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzCheck$$' -fuzztime=$(or $(FUZZTIME),25000x) ./internal/factguard
 	$(GO) test -run='^$$' -fuzz='^FuzzTokenize$$' -fuzztime=$(or $(FUZZTIME),150000x) ./internal/search
 	$(GO) test -run='^$$' -fuzz='^FuzzPack$$' -fuzztime=$(or $(FUZZTIME),50000x) ./internal/textpack
-	$(GO) test -run='^$$' -fuzz='^FuzzDelta$$' -fuzztime=$(or $(FUZZTIME),200000x) ./internal/diff
-	$(GO) test -run='^$$' -fuzz='^FuzzApply$$' -fuzztime=$(or $(FUZZTIME),150000x) ./internal/diff
-	$(GO) test -run='^$$' -fuzz='^FuzzHistory$$' -fuzztime=$(or $(FUZZTIME),15000x) ./internal/journal
-	$(GO) test -run='^$$' -fuzz='^FuzzParseOwn$$' -fuzztime=$(or $(FUZZTIME),150000x) ./internal/journal
+	$(GO) test -run='^$$' -fuzz='^FuzzDelta$$' -fuzztime=$(or $(FUZZTIME),30000x) ./internal/diff
+	$(GO) test -run='^$$' -fuzz='^FuzzApply$$' -fuzztime=$(or $(FUZZTIME),80000x) ./internal/diff
+	$(GO) test -run='^$$' -fuzz='^FuzzHistory$$' -fuzztime=$(or $(FUZZTIME),5000x) ./internal/journal
+	$(GO) test -run='^$$' -fuzz='^FuzzParseOwn$$' -fuzztime=$(or $(FUZZTIME),100000x) ./internal/journal
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 $(LIBPKGS)

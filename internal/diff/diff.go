@@ -4,11 +4,12 @@
 // history of memory files.
 //
 // The comparison finds a shortest edit script (Myers' algorithm) between
-// the lines the two texts do not share at their start and end, leaving out
-// the lines that only one of them has, which cannot match. It is bounded:
-// past maxCost edits or maxWork steps it gives up on the lines between and
-// treats them as replaced whole, which is coarser but still correct. Two
-// 1 MiB texts with no line in common cost one pass over their lines.
+// the lines the two texts do not share at their start and end: first
+// among few edits, the common case, then leaving out the lines that only
+// one of the texts has, which cannot match. It is bounded: past maxCost
+// edits or maxWork steps it gives up on the lines between and treats them
+// as replaced whole, which is coarser but still correct. Two 1 MiB texts
+// with no line in common cost about one pass over their lines.
 //
 // Nothing here does I/O.
 package diff
@@ -156,12 +157,12 @@ func myers[T comparable](a, b []T, maxD int) ([]match, bool) {
 				x = step(v[off+k-1], v[off+k+1], k, d, n, m)
 			}
 			if x >= 0 {
-				y := int(x) - k
+				x0, y := x, int(x)-k
 				for int(x) < n && y < m && a[x] == b[y] {
 					x++
 					y++
 				}
-				work += int(x) - (y - k)
+				work += int(x - x0)
 				if int(x) == n && y == m {
 					end = d
 				}

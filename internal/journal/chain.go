@@ -167,10 +167,18 @@ func NewRecord(prev []Record, op, actor, old string, oldContent []byte, new stri
 	if new == "" {
 		return r
 	}
-	full := diff.Delta(nil, newContent)
-	r.Full, r.Body = true, string(full)
-	if old == "" {
+	if d := deltaFor(prev, old, oldContent, newContent); d != nil {
+		r.Body = string(d)
 		return r
+	}
+	r.Full, r.Body = true, string(diff.Delta(nil, newContent))
+	return r
+}
+
+// deltaFor returns the delta NewRecord writes, or nil for content whole.
+func deltaFor(prev []Record, old string, oldContent, newContent []byte) []byte {
+	if old == "" {
+		return nil
 	}
 	// The record prev rebuilds old from, and the deltas back to whole
 	// content.
@@ -182,28 +190,28 @@ func NewRecord(prev []Record, op, actor, old string, oldContent []byte, new stri
 		}
 	}
 	if at < 0 {
-		return r
+		return nil
 	}
 	deltas, size := 0, 0
 	for !prev[at].Full {
 		deltas++
 		size += len(prev[at].Body)
 		if at = base(prev, at); at < 0 || deltas+1 >= FullEvery {
-			return r
+			return nil
 		}
 	}
 	if oldContent == nil {
 		var err error
 		if oldContent, err = Content(prev, old); err != nil {
-			return r
+			return nil
 		}
 	} else if Version(oldContent) != old {
-		return r
+		return nil
 	}
+	// Whole content takes its size, a little more for escapes.
 	d := diff.Delta(oldContent, newContent)
-	if len(d) >= len(full) || size+len(d) > len(newContent) {
-		return r
+	if len(d) >= len(newContent) || size+len(d) > len(newContent) {
+		return nil
 	}
-	r.Full, r.Body = false, string(d)
-	return r
+	return d
 }

@@ -55,6 +55,9 @@ const Outside = "outside"
 // reported as malformed and skipped.
 const MaxLine = 8 << 20
 
+// minLine is the length of the shortest line Append writes.
+const minLine = len(`{"t":"2006-01-02T15:04:05Z","op":"x","actor":"","old":"","new":""}`)
+
 // versionLen is the length of a version: 24 hex digits.
 const versionLen = 24
 
@@ -187,7 +190,9 @@ func appendString(dst []byte, s string) []byte {
 // A line that is not a record, or is longer than MaxLine, is left out and
 // reported with its number in a [LineError]; the others are still read.
 func Decode(log []byte) ([]Record, []error) {
-	records := make([]Record, 0, bytes.Count(log, []byte{'\n'}))
+	// A record's line is at least minLine bytes: a log of empty lines
+	// reserves no more than its size.
+	records := make([]Record, 0, min(bytes.Count(log, []byte{'\n'}), len(log)/minLine))
 	var errs []error
 	n := 0
 	for len(log) > 0 {

@@ -365,8 +365,8 @@ func (s *Store) History(ctx context.Context, path string, opts *HistoryOptions) 
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range changes {
-			if o.keeps(c) {
+		for i := len(changes) - 1; i >= 0; i-- { // newest first, also among changes of one time
+			if c := changes[i]; o.keeps(c) {
 				out = append(out, c)
 			}
 		}

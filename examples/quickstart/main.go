@@ -155,17 +155,58 @@ func run(w io.Writer, dir string) error {
 	if err := apart(ctx, w, store, userFile); err != nil {
 		return err
 	}
+	if err := history(ctx, w, store); err != nil {
+		return err
+	}
 
-	fmt.Fprintln(w, "\n== 11. The files on disk")
+	fmt.Fprintln(w, "\n== 12. The files on disk")
 	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
-			return err // dot-files are never memory files
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && path != dir && strings.HasPrefix(d.Name(), "."):
+			return filepath.SkipDir // the history's logs, .history/: no memory files
+		case d.IsDir() || strings.HasPrefix(d.Name(), "."):
+			return nil // dot-files are never memory files
 		}
 		b, err := os.ReadFile(path)
 		rel, _ := filepath.Rel(dir, path)
 		fmt.Fprintf(w, "--- %s\n%s", filepath.ToSlash(rel), b)
 		return err
 	})
+}
+
+// history shows what the store recorded of facts/user.md: every change,
+// who made it, and any version read back and restored.
+func history(ctx context.Context, w io.Writer, store *memory.Store) error {
+	fmt.Fprintln(w, "\n== 11. History: every change recorded, and undone")
+	changes, err := store.History(ctx, "facts/user.md", nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, `store.History(ctx, "facts/user.md", nil), newest first:`)
+	for _, c := range changes {
+		who := c.Actor
+		if who == "" {
+			who = "-"
+		}
+		fmt.Fprintf(w, "  %-8s by %-10s %-24s -> %s\n", c.Op, who, or(c.Old, "(new)"), c.New)
+	}
+	first := changes[len(changes)-1].New
+	text, err := store.ReadVersion(ctx, "facts/user.md", first)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "store.ReadVersion(ctx, \"facts/user.md\", %q):\n%s", first, indent(text, "    "))
+	return nil
+}
+
+// or is s, or else when it is empty.
+func or(s, orElse string) string {
+	if s == "" {
+		return orElse
+	}
+	return s
 }
 
 // apart shows, through the tools as a model calls them, what the library
@@ -279,7 +320,7 @@ func ask(ctx context.Context, w io.Writer, store *memory.Store, model memory.LLM
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(w, "first message (store.IndexMessage):\n%s", indent(index, "    "))
+	fmt.Fprintf(w, "first message (conv.IndexMessage):\n%s", indent(index, "    "))
 	fmt.Fprintf(w, "user: %s\n", question)
 	model = narrate(w, "agent", model)
 	tools := conv.Tools()

@@ -91,16 +91,17 @@ func (s *Store) commit(ctx context.Context, h Held, c *change) (string, error) {
 	}
 	// The record first, then the change: a crash between the two leaves
 	// a record of a change that did not land, which the history tells.
-	if err := s.record(ctx, h, c); err != nil {
+	r, err := s.record(ctx, h, c)
+	if err != nil {
 		return "", err
 	}
 	var v string
-	var err error
 	if c.data == nil {
 		err = h.Remove(ctx, c.t.path, c.ver)
 	} else {
 		v, err = h.Write(ctx, c.t.path, c.data, c.ver)
 	}
+	s.mark(ctx, h, c, r, err)
 	if err != nil {
 		return "", hostErr(c.op, c.t.path, err)
 	}

@@ -346,12 +346,12 @@ func (h *dirHeld) Remove(ctx context.Context, name, match string) error {
 }
 
 // Append adds data at the end of the file at name, creating it (and its
-// folders) if needed, and makes it durable with one fsync (and one of the
-// folder when the file is new): the history's logs, which grow a record at
-// a time. When the file does not end with a newline (a crash cut its last
+// folders) if needed, and, when sync is set, makes it durable with one
+// fsync (and one of the folder when the file is new): the history's logs,
+// which grow a record at a time. When the file does not end with a newline (a crash cut its last
 // line), a newline goes first, so that the cut line stays a line of its
 // own. A name that is a link, or no regular file, is refused.
-func (h *dirHeld) Append(ctx context.Context, name string, data []byte) error {
+func (h *dirHeld) Append(ctx context.Context, name string, data []byte, sync bool) error {
 	if h.gone.Load() {
 		return errUnlocked
 	}
@@ -389,13 +389,13 @@ func (h *dirHeld) Append(ctx context.Context, name string, data []byte) error {
 	if err == nil {
 		_, err = f.Write(data)
 	}
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && created {
+	if err == nil && created && sync {
 		err = syncDir(sub, name)
 	}
 	return err

@@ -49,8 +49,8 @@ func hook(h memory.Held, err error, write func(ctx context.Context, h memory.Hel
 
 // Append passes a log's append to the lock hooked, which the tests' Dirs
 // give: the hook sees the writes of memory files only.
-func (h hooked) Append(ctx context.Context, name string, data []byte) error {
+func (h hooked) Append(ctx context.Context, name string, data []byte, sync bool) error {
 	return h.Held.(interface {
-		Append(ctx context.Context, name string, data []byte) error
-	}).Append(ctx, name, data)
+		Append(ctx context.Context, name string, data []byte, sync bool) error
+	}).Append(ctx, name, data, sync)
 }

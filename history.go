@@ -215,10 +215,11 @@ func (s *Store) logOf(ctx context.Context, name string) (*logState, error) {
 	return st, nil
 }
 
-// appender is a held lock that appends to a file durably: a Dir's, for the
-// logs. One that wraps another's returns errNoAppend when that one cannot.
+// appender is a held lock that appends to a file, durably when sync is
+// set: a Dir's, for the logs. One that wraps another's returns errNoAppend
+// when that one cannot.
 type appender interface {
-	Append(ctx context.Context, name string, data []byte) error
+	Append(ctx context.Context, name string, data []byte, sync bool) error
 }
 
 var errNoAppend = errors.New("the lock cannot append")
@@ -226,15 +227,15 @@ var errNoAppend = errors.New("the lock cannot append")
 // record writes the record of the change c to its file's log, before c is
 // made, through the lock h: first, when the file is not at the version
 // the log ends at, the record of the change made outside the library that
-// brought it there, with its content.
-func (s *Store) record(ctx context.Context, h Held, c *change) error {
+// brought it there, with its content. It returns the record, for mark.
+func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record, error) {
 	if s.opts.History.Off || c.t.cache {
-		return nil
+		return nil, nil
 	}
 	name := logName(c.t.path)
 	st, err := s.logOf(ctx, name)
 	if err != nil {
-		return hostErr(c.op, c.t.path, fmt.Errorf("history: %w", err))
+		return nil, hostErr(c.op, c.t.path, fmt.Errorf("history: %w", err))
 	}
 	now := s.now().UTC()
 	oldVer, newVer := version(c.old), version(c.data)
@@ -247,9 +248,9 @@ func (s *Store) record(ctx context.Context, h Held, c *change) error {
 	r := journal.NewRecord(records, histOp(c), actorOf(ctx), oldVer, c.old, newVer, c.data, now)
 	add, records = append(add, r), append(records, r)
 	line := journal.Encode(add)
-	if err := s.appendLog(ctx, h, name, line); err != nil {
+	if err := s.appendLog(ctx, h, name, line, true); err != nil {
 		s.hist.put(name, nil)
-		return hostErr(c.op, c.t.path, fmt.Errorf("history: %w", err))
+		return nil, hostErr(c.op, c.t.path, fmt.Errorf("history: %w", err))
 	}
 	// A log whose last line a crash cut gets a newline first, and is then
 	// not this size: the next change reads it again.
@@ -257,17 +258,45 @@ func (s *Store) record(ctx context.Context, h Held, c *change) error {
 	if len(records)-st.pruned >= pruneEvery {
 		s.prune(ctx, h, c.t.path, newVer)
 	}
-	return nil
+	return &r, nil
+}
+
+// mark adds to the log of the change c the mark that says whether its
+// record r landed (err nil) or not (err wraps ErrChanged: the write lost a
+// race); it adds none for another failure, whose outcome the chain of
+// versions tells. A mark is not made durable: a crash that loses it
+// leaves the chain to tell, as without it.
+func (s *Store) mark(ctx context.Context, h Held, c *change, r *journal.Record, err error) {
+	op := journal.MarkLanded
+	switch {
+	case r == nil:
+		return
+	case errors.Is(err, ErrChanged):
+		op = journal.MarkAborted
+	case err != nil:
+		return
+	}
+	m := journal.Mark(op, *r, s.now())
+	name := logName(c.t.path)
+	line := journal.Encode([]journal.Record{m})
+	if s.appendLog(ctx, h, name, line, false) != nil {
+		s.hist.put(name, nil)
+		return
+	}
+	if st := s.hist.get(name); st != nil {
+		s.hist.put(name, &logState{size: st.size + int64(len(line)), records: append(slices.Clip(st.records), m), pruned: st.pruned})
+	}
 }
 
 // pruneEvery is how many records a log gains between two prunings.
 const pruneEvery = 32
 
-// appendLog adds line to the log at name: appended durably where the lock
-// can, else read, added to and written back only if unchanged meanwhile.
-func (s *Store) appendLog(ctx context.Context, h Held, name string, line []byte) error {
+// appendLog adds line to the log at name: appended (durably when sync is
+// set) where the lock can, else read, added to and written back only if
+// unchanged meanwhile.
+func (s *Store) appendLog(ctx context.Context, h Held, name string, line []byte, sync bool) error {
 	if a, ok := h.(appender); ok {
-		if err := a.Append(ctx, name, line); !errors.Is(err, errNoAppend) {
+		if err := a.Append(ctx, name, line, sync); !errors.Is(err, errNoAppend) {
 			return err
 		}
 	}

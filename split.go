@@ -93,7 +93,7 @@ func inWorld(name string) bool {
 
 // Append appends through the lock of the backend that holds name, where
 // that lock can.
-func (h splitHeld) Append(ctx context.Context, name string, data []byte) error {
+func (h splitHeld) Append(ctx context.Context, name string, data []byte, sync bool) error {
 	if err := h.mine(name); err != nil {
 		return err
 	}
@@ -101,5 +101,5 @@ func (h splitHeld) Append(ctx context.Context, name string, data []byte) error {
 	if !ok {
 		return errNoAppend
 	}
-	return a.Append(ctx, name, data)
+	return a.Append(ctx, name, data, sync)
 }

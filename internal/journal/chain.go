@@ -31,44 +31,107 @@ func Landed(records []Record, current string) []int {
 	if len(records) == 0 {
 		return nil
 	}
-	start := records[0].Old
-	type best struct{ n, at int } // the longest chain ending at a version: its length and last record
+	marked := marks(records)
+	start := ""
+	for i, r := range records {
+		if marked[i] >= 0 && !IsMark(r) {
+			start = r.Old
+			break
+		}
+	}
+	type best struct{ w, at int } // the heaviest chain ending at a version: its weight and last record
 	ending := make(map[string]best, len(records))
-	length := make([]int, len(records)) // of the longest chain ending with record i, 0 for none
+	weight := make([]int, len(records)) // of the heaviest chain ending with record i, 0 for none
+	count := make([]int, len(records))  // its records
 	prev := make([]int, len(records))
 	for i, r := range records {
-		n, p := 0, -1
+		if IsMark(r) || marked[i] < 0 {
+			continue // a mark, or a change that did not land
+		}
+		w, c, p := 0, 0, -1
 		if b, ok := ending[r.Old]; ok {
-			n, p = b.n, b.at
+			w, c, p = b.w, count[b.at], b.at
 		} else if r.Old != start {
 			continue
 		}
-		length[i], prev[i] = n+1, p
-		if b, ok := ending[r.New]; !ok || n+1 >= b.n {
-			ending[r.New] = best{n + 1, i}
+		own := 2 // even: a chain at the current version wins a tie
+		if marked[i] > 0 {
+			own = confirmed // a mark says it landed: no unmarked chain outweighs it
+		}
+		weight[i], count[i], prev[i] = w+own, c+1, p
+		if b, ok := ending[r.New]; !ok || w+own >= b.w {
+			ending[r.New] = best{w + own, i}
 		}
 	}
-	score := func(n int, end string) int {
-		s := 2 * n // even: a chain at the current version wins a tie
+	score := func(w int, end string) int {
 		if end != current {
-			s -= 3
+			w -= 3
 		}
-		return s
+		return w
 	}
 	last, top := -1, score(0, start)
-	for i, n := range length {
-		if n > 0 && score(n, records[i].New) >= top {
-			last, top = i, score(n, records[i].New)
+	for i, w := range weight {
+		if w > 0 && score(w, records[i].New) >= top {
+			last, top = i, score(w, records[i].New)
 		}
 	}
 	if last < 0 {
 		return nil
 	}
-	out := make([]int, length[last])
+	out := make([]int, count[last])
 	for i, at := len(out)-1, last; i >= 0; i, at = i-1, prev[at] {
 		out[i] = at
 	}
 	return out
+}
+
+// confirmed is the weight in a chain of a record a mark says landed.
+const confirmed = 1 << 20
+
+// The marks. After a change, the change path adds a mark to the log that
+// says its record landed (the write was made) or not (the write lost a
+// race): what the chain of versions alone cannot tell when a person undid
+// the change by hand, or an editor's save won the race. A mark names the
+// record by its versions, holds no content, and is kept apart from the
+// records by [IsMark]. A mark that a crash or a power cut lost leaves the
+// chain to tell.
+const (
+	MarkLanded  = "landed"
+	MarkAborted = "aborted"
+)
+
+// Mark returns the mark of op (MarkLanded or MarkAborted) for the record
+// r, made at now.
+func Mark(op string, r Record, now time.Time) Record {
+	return Record{Time: now.UTC(), Op: op, Old: r.Old, New: r.New}
+}
+
+// IsMark reports whether r is a mark, not the record of a change.
+func IsMark(r Record) bool { return r.Op == MarkLanded || r.Op == MarkAborted }
+
+// marks returns, for each record of a change, 1 when a later mark says
+// it landed, -1 when one says it did not, and 0 when none says: a mark
+// marks the latest record before it of the same versions that no mark
+// marked yet.
+func marks(records []Record) []int8 {
+	m := make([]int8, len(records))
+	open := map[[2]string][]int{}
+	for i, r := range records {
+		k := [2]string{r.Old, r.New}
+		if !IsMark(r) {
+			open[k] = append(open[k], i)
+			continue
+		}
+		if l := open[k]; len(l) > 0 {
+			j := l[len(l)-1]
+			open[k] = l[:len(l)-1]
+			m[j] = 1
+			if r.Op == MarkAborted {
+				m[j] = -1
+			}
+		}
+	}
+	return m
 }
 
 // End returns the version the landed records end at: the last one's new
@@ -87,7 +150,7 @@ func End(records []Record, landed []int) string {
 // to: the latest before it whose new version is i's old one, or -1.
 func base(records []Record, i int) int {
 	for j := i - 1; j >= 0; j-- {
-		if records[j].New == records[i].Old {
+		if records[j].New == records[i].Old && !IsMark(records[j]) {
 			return j
 		}
 	}
@@ -109,7 +172,7 @@ func Content(records []Record, version string) ([]byte, error) {
 	var last error
 	tries := 0
 	for i := len(records) - 1; i >= 0 && tries < maxTries; i-- {
-		if records[i].New != version {
+		if records[i].New != version || IsMark(records[i]) {
 			continue
 		}
 		tries++

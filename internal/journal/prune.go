@@ -55,8 +55,9 @@ func Prune(records []Record, current string, now time.Time, p Policy) []Record {
 		from = landed[len(landed)-1] + 1
 	}
 	var tail []Record
-	for _, r := range records[from:] {
-		if r.Old == end && !r.Time.Before(now.Add(-inFlight)) {
+	marked := marks(records)
+	for i, r := range records[from:] {
+		if r.Old == end && !IsMark(r) && marked[from+i] == 0 && !r.Time.Before(now.Add(-inFlight)) {
 			tail = append(tail, r)
 		}
 	}
@@ -106,6 +107,8 @@ func Prune(records []Record, current string, now time.Time, p Policy) []Record {
 			s++
 			continue
 		}
+		// The marks go: the kept records are one chain, to the current
+		// version, which the chain alone tells.
 		out := make([]Record, 0, len(landed)-s+len(tail))
 		out = append(out, first)
 		for _, i := range landed[s+1:] {

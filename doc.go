@@ -98,6 +98,7 @@
 //	  episodes/archive/        originals kept by compaction (read only, searched, not listed)
 //	  .lock                    the lock file that serialises changes across processes (with the folder itself)
 //	  .cache/vectors-*.bin     with Options.Embedder only: the vectors of semantic search (derived, safe to delete)
+//	  .history/                the history: a log of each file's changes (.history/facts/user.md.log)
 //
 //	data/shared/               with Options.World only: the root several agents share
 //	  world/project-apollo.md  a world topic: "- " fact lines about one subject, read and changed by every agent
@@ -309,6 +310,41 @@
 // of each month, the compacted months, and the size of the index message
 // and of the reflector's prompt in bytes and estimated tokens (4 characters
 // a token).
+//
+// # History
+//
+// Every change of a memory file is recorded, whoever makes it (a tool call,
+// a Store method, the reflector, compaction, a restore): when, the
+// operation (write, patch, append, seal, compact, restore, remove), the
+// file, who made it, the versions before and after ("" for a file that did
+// not exist), and the content after, whole or as a delta of the content
+// before. Who is the conversation's id for a conversation the host named
+// ([Store.Session]), else the name the host gave the context with
+// [WithActor] ("cli", "ui"), marked "reflector (…)" or "compaction (…)"
+// when they made the change. A change made outside the library (an editor,
+// aws s3 cp) is recorded as operation "outside", with the content it made,
+// at the library's next change of the file; until then [Store.History]
+// shows it first, as Pending.
+//
+// The records are kept on the backend that holds the file, in a log of the
+// file's own under the hidden folder .history/ (.history/facts/user.md.log),
+// which no path of the grammar reaches: in the directory, or under the S3
+// prefix. A change is recorded before it is made, so that no change lands
+// without its record; the record of a change that did not land (a crash, a
+// lost race) is told apart by the chain of versions, and ignored.
+//
+// [Store.History] lists the changes of one file or of all, newest first,
+// narrowed by [HistoryOptions]; [Store.ReadVersion] gives any recorded
+// version back byte for byte; [Store.Restore] makes a file hold a version
+// again, as a change of its own held to the rules of any change, and
+// [Store.RestoreIf] does so only if the file is still at the version the
+// caller showed, so that a change made meanwhile is never undone unseen.
+// The mdmemory command has them as log, diff and restore.
+//
+// [Options].History ([HistoryPolicy]) bounds what is kept: every version of
+// the last 90 days and at least the last 20 of each file whatever their
+// age, in at most 64 MiB of logs per backend, the oldest going first and
+// never the current version; Off records nothing.
 //
 // # Several agents, one world
 //

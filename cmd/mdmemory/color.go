@@ -8,14 +8,15 @@ import (
 
 // Colour, on a terminal only and never with $NO_COLOR set (no-color.org):
 // check's findings (a problem red, a warning yellow), the budget bars
-// (green, yellow from 80%, red over the budget), and what add, edit and
-// import could not do. Everything else is plain, so that the output reads
+// (green, yellow from 80%, red over the budget), what add, edit and
+// import could not do, and diffs as git colours them. Everything else is plain, so that the output reads
 // the same in a pipe.
 
 const (
 	red    = "31"
 	green  = "32"
 	yellow = "33"
+	cyan   = "36"
 	bold   = "1"
 )
 

@@ -13,7 +13,8 @@ func cmdCompletion() *command {
 	return &command{
 		name: "completion", args: "SHELL", summary: "a completion script for bash, zsh or fish", minArgs: 1, maxArgs: 1,
 		about: `Prints a script that completes mdmemory's commands, flags, the memory's
-usual paths and import's formats in the shell named:
+usual paths (after show, add, edit, log, diff and restore) and import's
+formats in the shell named:
 
   bash  source <(mdmemory completion bash)       (in ~/.bashrc)
   zsh   source <(mdmemory completion zsh)        (in ~/.zshrc, after compinit)
@@ -34,7 +35,8 @@ usual paths and import's formats in the shell named:
 	}
 }
 
-// completionPaths are the paths completed after show, add and edit.
+// completionPaths are the paths completed after show, add, edit and the
+// history's commands.
 var completionPaths = "facts/user.md facts/memory.md procedures.md persona.md episodes/"
 
 // flagSpec is a flag as completion shows it.
@@ -91,7 +93,7 @@ func valueFlags() string {
 // argWords are the words completed as a command's arguments.
 func argWords(c *command) string {
 	switch c.name {
-	case "show", "add", "edit":
+	case "show", "add", "edit", "log", "diff", "restore":
 		return completionPaths
 	case "import":
 		return strings.Join(importFormats, " ")

@@ -14,8 +14,13 @@
 //	context QUERY       what memory gives a prompt about QUERY, within --budget characters
 //	check               lint what a person edited; exit status 1 when something needs fixing
 //	stats               the facts against their budget, entries per month, prompt sizes
+//	log [PATH]          the recorded changes, newest first, of one file or all
+//	diff PATH VERSION [VERSION]
+//	                    what changed in a file between two versions, or since one
 //	add PATH TEXT       append a fact line or an episode entry (TEXT - reads standard input)
 //	edit PATH           open a copy in $VISUAL or $EDITOR; save it only if unchanged meanwhile
+//	restore PATH VERSION
+//	                    bring back a recorded version of a file, if unchanged meanwhile
 //	compact             condense old months with the local rule; --dry-run lists what it would
 //	import FORMAT DIR   bring in openclaw, claude-code, agnx or toebeans memory; --apply writes
 //	mcp                 the MCP server: on standard input and output, or --http ADDR
@@ -38,11 +43,13 @@
 // when it has none yet, and removes the temporary files a crash of a
 // writer left behind (.NAME.md.tmp-*, never a person's file).
 //
-// add, edit, compact and import write through the library, with the rules
-// the model's tools keep (the path grammar, the fact guard, the budgets,
-// writing only what is still as read); a refusal is said in one line, in
-// the library's words with the commands a person has in place of the
-// model's tools.
+// add, edit, restore, compact and import write through the library, with
+// the rules the model's tools keep (the path grammar, the fact guard, the
+// budgets, writing only what is still as read); a refusal is said in one
+// line, in the library's words with the commands a person has in place of
+// the model's tools. The history records their changes as made by "cli",
+// or by the name $MDMEMORY_ACTOR gives ("alice", "nightly-import"); log,
+// diff and restore read and undo what the history records.
 //
 // "mdmemory version", "mdmemory --version" and "mdmemory -v" print one
 // line, "mdmemory" and the version the binary was built at: the module's
@@ -61,6 +68,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -143,8 +151,8 @@ type env struct {
 
 func commands() []*command {
 	return []*command{
-		cmdLs(), cmdShow(), cmdSearch(), cmdContext(), cmdCheck(), cmdStats(),
-		cmdAdd(), cmdEdit(), cmdCompact(), cmdImport(), cmdMCP(), cmdCompletion(),
+		cmdLs(), cmdShow(), cmdSearch(), cmdContext(), cmdCheck(), cmdStats(), cmdLog(), cmdDiff(),
+		cmdAdd(), cmdEdit(), cmdRestore(), cmdCompact(), cmdImport(), cmdMCP(), cmdCompletion(),
 	}
 }
 
@@ -160,7 +168,8 @@ func commandNames() []string {
 
 // run runs mdmemory with the command-line arguments args (without the
 // program's name) and returns the exit status. getenv reads the
-// environment (MDMEMORY_DIR, MDMEMORY_WORLD, NO_COLOR, VISUAL, EDITOR); the
+// environment (MDMEMORY_DIR, MDMEMORY_WORLD, MDMEMORY_ACTOR, NO_COLOR,
+// VISUAL, EDITOR); the
 // AWS SDK reads the process's own.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	var sf storeFlags
@@ -225,6 +234,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return usageError(stderr, c.name, fmt.Sprintf("too many arguments: %q", strings.Join(pos[c.maxArgs:], " ")))
 	}
 	e.args = pos
+	if c.name != "mcp" {
+		// The changes the command line makes are recorded as a person's
+		// at it; the MCP server's, as its conversations'.
+		ctx = memory.WithActor(ctx, cmp.Or(strings.TrimSpace(getenv(actorEnv)), defaultActor))
+	}
 	if err := exec(ctx, e); err != nil {
 		// A value the library refuses as input (a negative --limit, a
 		// --since that is no date, a --budget under 200) is a mistake in
@@ -392,7 +406,13 @@ Usage:
 Commands:
 `)
 	for _, c := range commands() {
-		fmt.Fprintf(&b, "  %-22s %s\n", strings.TrimSpace(c.name+" "+c.args), c.summary)
+		use := strings.TrimSpace(c.name + " " + c.args)
+		if len(use) > 22 {
+			use += "\n" + strings.Repeat(" ", 25) // a summary under a long usage
+		} else {
+			use = fmt.Sprintf("%-22s ", use)
+		}
+		fmt.Fprintf(&b, "  %s%s\n", use, c.summary)
 	}
 	fmt.Fprintf(&b, "  %-22s %s\n", "version", "mdmemory's version (also --version, -v)")
 	fmt.Fprintf(&b, "  %-22s %s\n", "help [COMMAND]", "this text, or a command's")
@@ -402,11 +422,13 @@ Flags of every command:
 	b.WriteString(flagDefaults(func(fs *flag.FlagSet) { new(storeFlags).register(fs) }))
 	b.WriteString(`
 These flags, and --json, go before the command or after it. The commands
-that read (ls, show, search, context, check, stats) take --json, and change
-nothing; add, edit, compact and import write, each through the library's
-rules. Exit status: 0 on success, 1 when the command failed or check found a
-problem, 2 for a mistake in the command line. "mdmemory COMMAND --help"
-describes one. Colour only on a terminal, and never with $NO_COLOR set.
+that read (ls, show, search, context, check, stats, log, diff) take --json,
+and change nothing; add, edit, restore, compact and import write, each
+through the library's rules, and the history records their changes as made
+by "cli", or by the name in $MDMEMORY_ACTOR. Exit status: 0 on success, 1
+when the command failed or check found a problem, 2 for a mistake in the
+command line. "mdmemory COMMAND --help" describes one. Colour only on a
+terminal, and never with $NO_COLOR set.
 `)
 	return b.String()
 }

@@ -190,6 +190,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"compact", "--keep", "-1"}, "mdmemory compact: --before must be a month"},
 		{[]string{"import", "hermes", "."}, `mdmemory import: unknown format "hermes": give openclaw, claude-code, agnx, toebeans`},
 		{[]string{"completion", "tcsh"}, `mdmemory completion: unknown shell "tcsh"`},
+		{[]string{"log", "--limit", "-1"}, "mdmemory log: --limit may not be negative; see 'mdmemory log --help'"},
+		{[]string{"log", "--since", "last week"}, `mdmemory log: --since "last week" is not YYYY-MM-DD, an RFC 3339 time, or a span back from now`},
+		{[]string{"log", "--until", "3y"}, `mdmemory log: --until "3y" is not YYYY-MM-DD`},
+		{[]string{"log", "facts/user.md", "x"}, `mdmemory log: too many arguments: "x"`},
+		{[]string{"diff", "facts/user.md"}, "mdmemory diff: missing PATH VERSION [VERSION]; see 'mdmemory diff --help'"},
+		{[]string{"restore", "facts/user.md"}, "mdmemory restore: missing PATH VERSION"},
+		{[]string{"--json", "restore", "facts/user.md", "abcd"}, "mdmemory restore: --json: restore has no JSON output"},
 		{[]string{"help", "frob"}, `mdmemory help: unknown command "frob"`},
 		{[]string{"help", "ls", "show"}, "mdmemory help: give at most one command"},
 		{[]string{"version", "x"}, `mdmemory version: too many arguments: "x"`},
@@ -244,10 +251,7 @@ func TestReadersCreateNothing(t *testing.T) {
 		if !c.reads {
 			continue
 		}
-		args := []string{c.name, "--dir", missing}
-		if c.minArgs > 0 {
-			args = append(args, "facts/user.md")
-		}
+		args := append([]string{c.name, "--dir", missing}, []string{"facts/user.md", "0123abcd"}[:c.minArgs]...)
 		require.Contains(t, mdm(t, nil, args...).failed(t), "nope does not exist")
 		_, err := os.Stat(missing)
 		require.ErrorIs(t, err, fs.ErrNotExist, "%s created the directory", c.name)
@@ -268,7 +272,9 @@ func TestReadersChangeNothing(t *testing.T) {
 	put(t, dir, "drafts/todo.txt", "mine\n")
 	runAll := func(dir string) {
 		env := map[string]string{dirEnv: dir}
-		for _, args := range [][]string{{"ls"}, {"ls", "--json"}, {"show", "facts/user.md"}, {"search", "tokyo"}, {"search"}, {"context", "tokyo"}, {"check"}, {"check", "--json"}, {"stats"}, {"stats", "--json"}} {
+		v := memory.Version(read(t, dir, "facts/user.md"))
+		for _, args := range [][]string{{"ls"}, {"ls", "--json"}, {"show", "facts/user.md"}, {"search", "tokyo"}, {"search"}, {"context", "tokyo"}, {"check"}, {"check", "--json"}, {"stats"}, {"stats", "--json"},
+			{"log"}, {"log", "--json", "facts/user.md"}, {"diff", "facts/user.md", v}, {"diff", "--json", "facts/user.md", v[:8], v}} {
 			r := mdm(t, env, args...)
 			require.Contains(t, []int{0, 1}, r.code, "%q: %s", args, r.stderr)
 		}

@@ -253,7 +253,7 @@ func TestS3(t *testing.T) {
 	r := mdm(t, env, "check")
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Equal(t, []string{"episodes/2026-13.md:", "facts/notes.md:"}, firstFields(r.stdout[:strings.LastIndex(r.stdout, "\n\n")+1]))
-	for _, args := range [][]string{{"ls", "--json"}, {"search"}, {"context", "tokyo"}, {"stats"}} {
+	for _, args := range [][]string{{"ls", "--json"}, {"search"}, {"context", "tokyo"}, {"stats"}, {"log"}, {"log", "--json", "facts/user.md"}} {
 		mdm(t, env, args...).ok(t)
 	}
 	require.Equal(t, before, keys(t, c, prefix), "the reading commands wrote nothing, not even a lease")
@@ -287,6 +287,22 @@ func TestS3Newcomer(t *testing.T) {
 	mdm(t, env, "add", "facts/user.md", "- Name: Zhang San").ok(t)
 	mdm(t, env, "add", "facts/user.md", "- City: Hangzhou").ok(t)
 	require.Contains(t, mdm(t, env, "show", "facts/user.md").ok(t), "- Name: Zhang San\n- City: Hangzhou\n")
+
+	// The history under the prefix, in .history/: log, diff and restore.
+	var changes []jsonChange
+	require.NoError(t, json.Unmarshal([]byte(mdm(t, env, "log", "--json", "facts/user.md").ok(t)), &changes))
+	require.Len(t, changes, 2)
+	require.Equal(t, "cli", changes[0].Actor)
+	first := changes[1].New[:8]
+	require.Contains(t, mdm(t, env, "diff", "facts/user.md", first).ok(t), "\n+- City: Hangzhou\n")
+	require.Contains(t, mdm(t, env, "restore", "facts/user.md", first).ok(t), "Restored facts/user.md to version "+first)
+	require.NotContains(t, mdm(t, env, "show", "facts/user.md").ok(t), "City")
+	require.Contains(t, mdm(t, env, "log", "facts/user.md", "--limit", "1").ok(t), "  restore  facts/user.md  cli  ")
+	logged := false
+	for k := range keys(t, c, prefix+"/") {
+		logged = logged || strings.HasPrefix(k, prefix+"/.history/facts/user.md")
+	}
+	require.True(t, logged, "the log is under the prefix's .history/")
 	src := t.TempDir()
 	put(t, src, "SOUL.md", "You are Pegasus.\n")
 	put(t, src, "memory/2026-02-26.md", "## Tokyo\n- booked\n")

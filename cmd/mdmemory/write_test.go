@@ -235,6 +235,9 @@ func TestCompletion(t *testing.T) {
 			require.Equal(t, "--dry-run", complete("mdmemory", "compact", "--dr"))
 			require.Equal(t, "openclaw", complete("mdmemory", "import", "op"))
 			require.Equal(t, "--json", complete("mdmemory", "--js"))
+			require.Equal(t, "log", complete("mdmemory", "lo"))
+			require.Equal(t, "--diff --dir", complete("mdmemory", "restore", "--di"))
+			require.Equal(t, "facts/user.md facts/memory.md", complete("mdmemory", "diff", "facts/"))
 		})
 	}
 }

@@ -276,7 +276,7 @@ func (s *Store) mark(ctx context.Context, h Held, c *change, r *journal.Record, 
 	case err != nil:
 		return
 	}
-	m := journal.Mark(op, *r, s.now())
+	m := journal.Mark(op, *r, r.Time)
 	name := logName(c.t.path)
 	line := journal.Encode([]journal.Record{m})
 	if s.appendLog(ctx, h, name, line, false) != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/mdmemory/memory"
@@ -136,4 +137,25 @@ func TestSearchListsFoldersWhenTheWholeFails(t *testing.T) {
 	}
 	_, err = s.Search(ctx, "jasmine", nil)
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// TestDiskFullIsTheHosts: a write the disk refuses (full, failing) is a
+// host failure: the tools return it as a Go error, and tell the model
+// nothing, as for a file a person must fix.
+func TestDiskFullIsTheHosts(t *testing.T) {
+	f := newFaulty(t)
+	f.write = func(name string, n int) error {
+		return &fs.PathError{Op: "write", Path: name, Err: syscall.ENOSPC}
+	}
+	s, err := memory.OpenBackend(f, &memory.Options{Now: feb26})
+	require.NoError(t, err)
+	ctx := context.Background()
+	for _, call := range []struct{ tool, args string }{
+		{"memory_write", `{"path":"facts/user.md","content":"- Likes: tea","version":null}`},
+		{"memory_append", `{"path":"episodes/2026-02.md","entry":"## A\n- Summary: a","summary":null}`},
+	} {
+		res, err := tool(t, s.NewSession().Tools(), call.tool).Call(ctx, []byte(call.args))
+		require.ErrorIs(t, err, syscall.ENOSPC, call.tool)
+		require.False(t, res.IsError, call.tool)
+	}
 }

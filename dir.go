@@ -370,7 +370,7 @@ func (h *dirHeld) Append(ctx context.Context, name string, data []byte, sync boo
 	case err != nil && !created:
 		return err
 	case err == nil && !fi.Mode().IsRegular():
-		return &fs.PathError{Op: "append", Path: name, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
+		return &fs.PathError{Op: "append", Path: name, Err: fmt.Errorf("%w (%v)", errNotRegular, fi.Mode().Type())}
 	}
 	f, err := sub.OpenFile(base, os.O_RDWR|os.O_APPEND|os.O_CREATE|openNonblock, h.d.mode)
 	if err != nil {
@@ -731,7 +731,7 @@ func (d *Dir) openOnce(name string) (*os.File, fs.FileInfo, error) {
 		// resolve followed every link: this one came since.
 		return nil, nil, &fs.PathError{Op: "read", Path: name, Err: errReplaced}
 	case !fi.Mode().IsRegular():
-		return nil, nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
+		return nil, nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w (%v)", errNotRegular, fi.Mode().Type())}
 	}
 	// Without blocking, where the system can, should a FIFO be put in
 	// the file's place since.

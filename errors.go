@@ -137,15 +137,18 @@ const (
 	faultStopped              // the caller stopped: its context ended, or the store is closed
 	faultHost                 // the host failed: the network, the server, the disk; the operation fails
 	faultMissing              // the file or folder does not exist
-	faultPerson               // a person must fix a file or folder (its permissions, a file where a folder belongs, a link out of the memory, anything else the file system says of it); the rest stays usable
+	faultPerson               // a person must fix a file or folder (its permissions, a file where a folder belongs or a folder where a file does, a link out of the memory); the rest stays usable
 )
 
+// errNotRegular is the error of a Dir for a name that is no regular file:
+// a folder, a FIFO or a device a person put where a memory file belongs.
+var errNotRegular = errors.New("not a regular file")
+
 // classify says what went wrong in err. A file or folder a person made
-// unusable (what the file system says of one path) is theirs to fix: the
-// operation goes on without it, and says so; any other failure is the
-// host's, and fails the operation.
+// unusable is theirs to fix: the operation goes on without it, and says
+// so; any other failure (a full or failing disk, too many open files, the
+// network) is the host's, and fails the operation.
 func classify(err error) fault {
-	var pe *fs.PathError
 	switch {
 	case err == nil:
 		return faultNone
@@ -153,7 +156,7 @@ func classify(err error) fault {
 		return faultStopped
 	case errors.Is(err, fs.ErrNotExist):
 		return faultMissing
-	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, errOutside) || errors.Is(err, errLinkedFolder) || errors.As(err, &pe):
+	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, errOutside) || errors.Is(err, errLinkedFolder) || errors.Is(err, errNotRegular):
 		return faultPerson
 	}
 	return faultHost

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"reflect"
 	"slices"
@@ -668,15 +667,14 @@ func errResult(err error) (ToolResult, error) {
 	case errors.As(err, &me):
 		return ToolResult{Text: me.Hint, IsError: true}, nil
 	case classify(err) == faultPerson:
-		var pe *fs.PathError
 		why := "permission denied"
 		switch {
 		case errors.Is(err, syscall.ENOTDIR):
 			why = "its folder is a file"
 		case errors.Is(err, errOutside) || errors.Is(err, errLinkedFolder):
 			why = "a symbolic link the library does not follow"
-		case !errors.Is(err, fs.ErrPermission) && errors.As(err, &pe):
-			why = pe.Err.Error()
+		case errors.Is(err, errNotRegular):
+			why = "a folder or another kind of file stands in its place"
 		}
 		return ToolResult{Text: "the file cannot be used (" + why + "); a person must fix the memory directory. Leave it be and go on without it", IsError: true}, nil
 	}

@@ -144,7 +144,7 @@ type env struct {
 func commands() []*command {
 	return []*command{
 		cmdLs(), cmdShow(), cmdSearch(), cmdContext(), cmdCheck(), cmdStats(),
-		cmdAdd(), cmdEdit(), cmdCompact(), cmdImport(), cmdMCP(), cmdCompletion(),
+		cmdAdd(), cmdEdit(), cmdCompact(), cmdImport(), cmdMCP(), cmdUI(), cmdCompletion(),
 	}
 }
 

@@ -32,7 +32,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -380,10 +379,10 @@ func parsePages() map[string]*template.Template {
 }
 
 var funcs = template.FuncMap{
-	"q":       url.QueryEscape,
 	"anchor":  anchor,
 	"bytes":   thousands,
 	"percent": func(a, b int64) int64 { return a * 100 / max(b, 1) },
+	"who":     who,
 	"ninety":  func(a int64) int64 { return a * 9 / 10 },
 	"short":   func(v string) string { return v[:min(len(v), 8)] },
 	"when":    func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
@@ -411,4 +410,15 @@ func thousands(n int64) string {
 func hostError(err error) bool {
 	var me *memory.Error
 	return err != nil && !errors.As(err, &me)
+}
+
+// who says who made the change c.
+func who(c memory.Change) string {
+	switch {
+	case c.Op == "outside":
+		return "someone outside the library (an editor, a copy)"
+	case c.Actor == "":
+		return "a program that gave no name"
+	}
+	return c.Actor
 }

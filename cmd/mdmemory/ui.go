@@ -90,11 +90,10 @@ func serveUI(ctx context.Context, e *env, f httpFlags) error {
 	}
 	srv := &http.Server{Handler: page, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	url := "http://" + l.Addr().String() + "/"
+	fmt.Fprintln(e.stdout, url)
 	if token != "" {
-		fmt.Fprintf(e.stdout, "%s\n", url)
-		fmt.Fprintf(e.stderr, "mdmemory: serving the page for %s at %s; log in with %s?token=TOKEN (the token of --token-file or $%s) or the login form\n", e.store.where(e.getenv), url, url, tokenEnv)
+		fmt.Fprintf(e.stderr, "mdmemory: serving the page for %s at %s; log in with %s?token=TOKEN (the token of --token-file or $%s) or the login form; Ctrl-C ends it\n", e.store.where(e.getenv), url, url, tokenEnv)
 	} else {
-		fmt.Fprintf(e.stdout, "%s\n", url)
 		fmt.Fprintf(e.stderr, "mdmemory: serving the page for %s at %s (this machine only); Ctrl-C ends it\n", e.store.where(e.getenv), url)
 	}
 	go page.Warm(ctx)

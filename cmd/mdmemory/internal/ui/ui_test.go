@@ -424,3 +424,25 @@ func TestCompaction(t *testing.T) {
 		t.Errorf("the archive: %d", status)
 	}
 }
+
+// TestPersona: persona.md, which no tool changes, is saved here through
+// SetPersona, with the version the page showed.
+func TestPersona(t *testing.T) {
+	p := newPage(t, nil)
+	_, body := p.get("/facts")
+	i := strings.Index(body, `aria-label="Whole file persona.md"`)
+	if i < 0 {
+		t.Fatal("no form for the whole of persona.md")
+	}
+	form := url.Values{"path": {"persona.md"}, "version": {field(t, body[i:], "version")}, "mode": {"file"}, "text": {"You are patient.\n"}}
+	if status, body, _ := p.post("/save", form); status != http.StatusSeeOther {
+		t.Fatalf("save persona.md: %d\n%s", status, body)
+	}
+	if b, _ := os.ReadFile(filepath.Join(p.dir, "persona.md")); string(b) != "You are patient.\n" {
+		t.Errorf("persona.md holds %q", b)
+	}
+	// The same form again: the version it carries is stale now.
+	if status, _, _ := p.post("/save", form); status != http.StatusConflict {
+		t.Errorf("a stale save of persona.md: %d, want 409", status)
+	}
+}

@@ -119,7 +119,7 @@ func (h *server) save(w http.ResponseWriter, r *http.Request) {
 		case "file":
 			return text, true
 		case "add":
-			return addLine(base, p, text), true
+			return addLine(base, text), true
 		case "line":
 			return replaceLine(base, line, text)
 		}
@@ -130,7 +130,7 @@ func (h *server) save(w http.ResponseWriter, r *http.Request) {
 	merge := func(now, base string) (string, bool) {
 		switch mode {
 		case "add":
-			return addLine(now, p, text), true
+			return addLine(now, text), true
 		case "line":
 			if old, ok := itemAt(base, line); ok {
 				return replaceItem(now, old, text)
@@ -258,7 +258,7 @@ func replaceItem(now, old, text string) (string, bool) {
 
 // addLine adds text to the end of base as a list item: "- " is put before
 // a line that is no list item or other markdown already.
-func addLine(base, p, text string) string {
+func addLine(base, text string) string {
 	text = strings.TrimSpace(text)
 	if text != "" && !strings.ContainsRune("-*+#>|`~", rune(text[0])) && !strings.Contains(text, "\n") {
 		text = "- " + text
@@ -267,7 +267,6 @@ func addLine(base, p, text string) string {
 	if base != "" && !strings.HasSuffix(base, "\n") {
 		base += "\n"
 	}
-	_ = p
 	return base + text + "\n"
 }
 

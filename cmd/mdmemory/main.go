@@ -24,6 +24,7 @@
 //	compact             condense old months with the local rule; --dry-run lists what it would
 //	import FORMAT DIR   bring in openclaw, claude-code, agnx or toebeans memory; --apply writes
 //	mcp                 the MCP server: on standard input and output, or --http ADDR
+//	ui                  a page for people to browse, search, fix and undo their memory
 //	completion SHELL    a completion script for bash, zsh or fish
 //	version             mdmemory's version (also --version, -v)
 //	help [COMMAND]      this text, or a command's
@@ -152,7 +153,7 @@ type env struct {
 func commands() []*command {
 	return []*command{
 		cmdLs(), cmdShow(), cmdSearch(), cmdContext(), cmdCheck(), cmdStats(), cmdLog(), cmdDiff(),
-		cmdAdd(), cmdEdit(), cmdRestore(), cmdCompact(), cmdImport(), cmdMCP(), cmdCompletion(),
+		cmdAdd(), cmdEdit(), cmdRestore(), cmdCompact(), cmdImport(), cmdMCP(), cmdUI(), cmdCompletion(),
 	}
 }
 

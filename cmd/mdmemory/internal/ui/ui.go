@@ -1,0 +1,424 @@
+// Package ui is mdmemory's page for people: one memory shown in a browser,
+// to browse, search, fix and undo. Everything is rendered on the server
+// with html/template from files embedded in the binary; every page reads
+// without JavaScript, and the little script there is only helps.
+//
+// Every change goes through the library with the version of the file the
+// page showed (WriteIf, SetPersona, RestoreIf), so a change made meanwhile
+// by the agent or in an editor is never overwritten: the page shows both
+// texts instead and lets the person merge them. Every change is recorded
+// in the history as made by "ui".
+//
+// Security: the handler checks every request's Host and Origin as
+// mdmemory mcp --http does (mcpserver.Guard); with a token, a browser logs
+// in once, with the token in the address (?token=...) or typed into the
+// login form, and gets a session cookie (HttpOnly, SameSite=Strict) in
+// exchange; every form carries the session's CSRF token; and every answer
+// forbids framing, sniffing and any script, style or image from elsewhere.
+package ui
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mdmemory/memory"
+	"github.com/mdmemory/memory/mcpserver"
+)
+
+// Actor is the name the history records for the changes made on the page.
+const Actor = "ui"
+
+// Options configure [Handler]. The zero value serves a memory with the
+// library's default fact files and budgets, to whoever reaches it: on a
+// loopback address only.
+type Options struct {
+	// Token, when set, is the secret a browser logs in with (see the
+	// package documentation); a script may send it as "Authorization:
+	// Bearer TOKEN" instead.
+	Token string
+
+	// AllowedHosts and AllowedOrigins are those of mcpserver.Options: the
+	// other names the server is reached by, and the other origins whose
+	// pages may post to it.
+	AllowedHosts, AllowedOrigins []string
+
+	// FactFiles are the names of the fact files under facts/ ("user.md"),
+	// as the program using the memory configures them; nil means user.md
+	// and memory.md.
+	FactFiles []string
+
+	// The budgets of the program using the memory, in bytes; 0 means the
+	// library's defaults (15,360, 4,096 and 15,360). World is set when
+	// the memory shares world topics.
+	FactsBudget, ProceduresBudget, WorldBudget int
+	World                                      bool
+
+	// Logger receives the errors of the host (a disk, a network) that a
+	// page shows only briefly. nil logs nothing.
+	Logger *slog.Logger
+}
+
+//go:embed templates/*.html static/*
+var files embed.FS
+
+// server is the handler of one memory.
+type server struct {
+	s      *memory.Store
+	opts   Options
+	key    []byte // signs session ids and derives CSRF tokens; new for each handler
+	pages  map[string]*template.Template
+	static http.Handler
+	months monthCache
+	check  checkCache
+}
+
+// Server is the page for one memory: an http.Handler.
+type Server struct {
+	h       *server
+	guarded http.Handler
+}
+
+// New returns the page for the memory s. It does not close s.
+func New(s *memory.Store, opts *Options) *Server {
+	h := newServer(s, opts)
+	return &Server{h: h, guarded: mcpserver.Guard(h, &mcpserver.Options{AllowedHosts: h.opts.AllowedHosts, AllowedOrigins: h.opts.AllowedOrigins})}
+}
+
+// ServeHTTP serves the page, behind the Host and Origin checks.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.guarded.ServeHTTP(w, r) }
+
+// Warm builds what the first pages would wait for (the search index, the
+// parsed months, Check's findings) before a person asks; it returns when
+// done, or when ctx is.
+func (s *Server) Warm(ctx context.Context) { s.h.warm(ctx) }
+
+func newServer(s *memory.Store, opts *Options) *server {
+	h := &server{s: s, key: make([]byte, 32)}
+	if opts != nil {
+		h.opts = *opts
+	}
+	if h.opts.FactFiles == nil {
+		h.opts.FactFiles = []string{"user.md", "memory.md"}
+	}
+	if h.opts.FactsBudget == 0 {
+		h.opts.FactsBudget = 15360
+	}
+	if h.opts.ProceduresBudget == 0 {
+		h.opts.ProceduresBudget = 4096
+	}
+	if h.opts.WorldBudget == 0 {
+		h.opts.WorldBudget = 15360
+	}
+	rand.Read(h.key)
+	h.pages = parsePages()
+	st, _ := fs.Sub(files, "static")
+	h.static = http.StripPrefix("/static/", http.FileServerFS(st))
+	return h
+}
+
+// ServeHTTP sets the security headers, authenticates the request, checks
+// the CSRF token of every form sent, and serves the page.
+func (h *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", "default-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Cache-Control", "no-store")
+	if strings.HasPrefix(r.URL.Path, "/static/") && r.Method == http.MethodGet {
+		hd.Set("Cache-Control", "max-age=3600")
+		h.static.ServeHTTP(w, r)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	sid, bearer, ok := h.authenticate(w, r)
+	if !ok {
+		return
+	}
+	if r.Method == http.MethodPost && !bearer {
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, "the form could not be read: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(h.csrf(sid))) != 1 {
+			http.Error(w, "Forbidden: the form has no valid CSRF token; reload the page and try again", http.StatusForbidden)
+			return
+		}
+	}
+	ctx := memory.WithActor(context.WithValue(r.Context(), sessionKey{}, sid), Actor)
+	h.route(w, r.WithContext(ctx))
+}
+
+// maxForm bounds a request's body: a whole file (1 MiB) and the rest of
+// its form.
+const maxForm = 3 << 20
+
+type sessionKey struct{}
+
+// authenticate returns the request's session: from its cookie, or a new
+// one (without a token, or for a token given in the address or the login
+// form). bearer reports a request that carried the token in an
+// Authorization header, which no other site can make a browser send, and
+// so needs no CSRF token. When it reports false, it has answered the
+// request (the login page, or a redirect once logged in).
+func (h *server) authenticate(w http.ResponseWriter, r *http.Request) (sid string, bearer, ok bool) {
+	if sid, ok := h.session(r); ok {
+		if r.URL.Path == "/login" && r.Method == http.MethodGet {
+			http.Redirect(w, r, "/", http.StatusSeeOther)
+			return "", false, false
+		}
+		return sid, false, true
+	}
+	if h.opts.Token == "" {
+		return h.newSession(w, r), false, true
+	}
+	if scheme, tok, found := strings.Cut(r.Header.Get("Authorization"), " "); found && strings.EqualFold(scheme, "Bearer") && h.tokenOK(strings.TrimSpace(tok)) {
+		return "bearer", true, true
+	}
+	q := r.URL.Query()
+	if tok := q.Get("token"); tok != "" && r.Method == http.MethodGet && h.tokenOK(tok) {
+		h.newSession(w, r)
+		q.Del("token")
+		u := *r.URL
+		u.RawQuery = q.Encode()
+		if u.Path == "/login" {
+			u.Path = "/"
+		}
+		http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+		return "", false, false
+	}
+	if r.URL.Path == "/login" && r.Method == http.MethodPost && h.tokenOK(r.PostFormValue("token")) {
+		h.newSession(w, r)
+		next := r.PostFormValue("next")
+		if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+			next = "/"
+		}
+		http.Redirect(w, r, next, http.StatusSeeOther)
+		return "", false, false
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="mdmemory"`)
+	d := &loginData{Next: r.URL.Path, Failed: r.URL.Path == "/login" && r.Method == http.MethodPost || r.URL.Query().Has("token")}
+	if r.URL.Path == "/login" {
+		d.Next = "/"
+	}
+	h.render(w, r, http.StatusUnauthorized, "login", "Log in", d)
+	return "", false, false
+}
+
+type loginData struct {
+	Next   string
+	Failed bool
+}
+
+// tokenOK compares tok with the token in constant time.
+func (h *server) tokenOK(tok string) bool {
+	a, b := sha256.Sum256([]byte(tok)), sha256.Sum256([]byte(h.opts.Token))
+	return tok != "" && subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+// cookieName is the session cookie's name for r's port: two pages served
+// from one host on two ports keep their sessions apart.
+func cookieName(r *http.Request) string {
+	_, port, err := net.SplitHostPort(r.Host)
+	if err != nil || port == "" {
+		return "mdmemory-session"
+	}
+	return "mdmemory-session-" + port
+}
+
+// newSession starts a session: a random id, signed, in a cookie that no
+// script reads and no other site's request carries.
+func (h *server) newSession(w http.ResponseWriter, r *http.Request) string {
+	id := rand.Text()
+	http.SetCookie(w, &http.Cookie{
+		Name:     cookieName(r),
+		Value:    id + "." + h.sign("session", id),
+		Path:     "/",
+		HttpOnly: true,
+		Secure:   r.TLS != nil,
+		SameSite: http.SameSiteStrictMode,
+	})
+	return id
+}
+
+// session returns the id of r's session when its cookie is one this
+// handler signed.
+func (h *server) session(r *http.Request) (string, bool) {
+	c, err := r.Cookie(cookieName(r))
+	if err != nil {
+		return "", false
+	}
+	id, sig, ok := strings.Cut(c.Value, ".")
+	if !ok || id == "" || !hmac.Equal([]byte(sig), []byte(h.sign("session", id))) {
+		return "", false
+	}
+	return id, true
+}
+
+// csrf is the CSRF token of the session sid: every form carries it.
+func (h *server) csrf(sid string) string { return h.sign("csrf", sid) }
+
+func (h *server) sign(purpose, id string) string {
+	m := hmac.New(sha256.New, h.key)
+	m.Write([]byte(purpose + "\x00" + id))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// route serves the pages.
+func (h *server) route(w http.ResponseWriter, r *http.Request) {
+	get := r.Method == http.MethodGet || r.Method == http.MethodHead
+	post := r.Method == http.MethodPost
+	switch {
+	case r.URL.Path == "/" && get:
+		h.overview(w, r)
+	case r.URL.Path == "/facts" && get:
+		h.facts(w, r)
+	case r.URL.Path == "/save" && post:
+		h.save(w, r)
+	case r.URL.Path == "/timeline" && get:
+		h.timeline(w, r)
+	case r.URL.Path == "/entry" && get:
+		h.entry(w, r)
+	case r.URL.Path == "/file" && get:
+		h.file(w, r)
+	case r.URL.Path == "/search" && get:
+		h.searchPage(w, r)
+	case r.URL.Path == "/history" && get:
+		h.history(w, r)
+	case r.URL.Path == "/restore" && post:
+		h.restore(w, r)
+	case r.URL.Path == "/compact" && (get || post):
+		h.compact(w, r)
+	case r.URL.Path == "/logout" && post:
+		http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+	case r.URL.Path == "/login":
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+	default:
+		h.fail(w, r, http.StatusNotFound, "Not found", "There is no page at "+r.URL.Path+".", nil)
+	}
+}
+
+// view is what every page's template gets.
+type view struct {
+	Title  string // the page's name, first in <title>
+	Nav    string // the page of the navigation bar that is this one
+	CSRF   string
+	Login  bool // the page is behind a login: offer to log out
+	Notice string
+	Data   any
+}
+
+// render renders the page name with data.
+func (h *server) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
+	v := &view{Title: title, Nav: name, Data: data, Login: h.opts.Token != ""}
+	if sid, ok := r.Context().Value(sessionKey{}).(string); ok {
+		v.CSRF = h.csrf(sid)
+	}
+	switch r.URL.Query().Get("done") {
+	case "saved":
+		v.Notice = "Saved."
+	case "restored":
+		v.Notice = "Restored: the file holds that version again, and the history records the restore."
+	}
+	var b strings.Builder
+	if err := h.pages[name].ExecuteTemplate(&b, "layout", v); err != nil {
+		h.log("render "+name, err)
+		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		fmt.Fprint(w, b.String())
+	}
+}
+
+type failData struct {
+	Heading, Message string
+	Err              string
+}
+
+// fail renders a page that says what went wrong.
+func (h *server) fail(w http.ResponseWriter, r *http.Request, status int, heading, msg string, err error) {
+	d := &failData{Heading: heading, Message: msg}
+	if err != nil {
+		h.log(heading, err)
+		d.Err = err.Error()
+	}
+	h.render(w, r, status, "fail", heading, d)
+}
+
+func (h *server) log(what string, err error) {
+	if h.opts.Logger != nil {
+		h.opts.Logger.Error("mdmemory ui: "+what, slog.Any("err", err))
+	}
+}
+
+func parsePages() map[string]*template.Template {
+	pages := map[string]*template.Template{}
+	for _, name := range []string{"overview", "facts", "conflict", "timeline", "entry", "file", "search", "history", "compact", "login", "fail"} {
+		t := template.New(name).Funcs(funcs)
+		pages[name] = template.Must(t.ParseFS(files, "templates/layout.html", "templates/"+name+".html"))
+	}
+	return pages
+}
+
+var funcs = template.FuncMap{
+	"anchor":  anchor,
+	"bytes":   thousands,
+	"percent": func(a, b int64) int64 { return a * 100 / max(b, 1) },
+	"who":     who,
+	"ninety":  func(a int64) int64 { return a * 9 / 10 },
+	"short":   func(v string) string { return v[:min(len(v), 8)] },
+	"when":    func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
+}
+
+// anchor is an id for a file's line: "facts-user-md-L5".
+func anchor(p string, line int) string {
+	r := strings.NewReplacer("/", "-", ".", "-")
+	if line == 0 {
+		return r.Replace(p)
+	}
+	return fmt.Sprintf("%s-L%d", r.Replace(p), line)
+}
+
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// hostError reports whether err is a failure of the host rather than a
+// refusal of the request.
+func hostError(err error) bool {
+	var me *memory.Error
+	return err != nil && !errors.As(err, &me)
+}
+
+// who says who made the change c.
+func who(c memory.Change) string {
+	switch {
+	case c.Op == "outside":
+		return "someone outside the library (an editor, a copy)"
+	case c.Actor == "":
+		return "a program that gave no name"
+	}
+	return c.Actor
+}

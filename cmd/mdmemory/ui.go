@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/mdmemory/memory/cmd/mdmemory/internal/ui"
+)
+
+func cmdUI() *command {
+	return &command{
+		name: "ui", summary: "a page in the browser to browse, search, fix and undo the memory",
+		about: `Serves a page for people at http://ADDR/ (default 127.0.0.1:7337) and prints
+its address: an overview (the budgets, what the memory holds, the last
+changes, what Check found and what to do), the facts, procedures, persona and
+world topics (each line editable, or the whole file), the months as a
+timeline, search, the history of changes with their diffs and a Restore
+button, and compaction (a preview, then apply). It runs until interrupted.
+
+Every change goes through the library with the version of the file the page
+showed: a change made meanwhile, by the agent or in an editor, is never
+overwritten; the page shows both texts to merge. The history records the
+page's changes as made by "ui".
+
+A loopback address (the default, a port alone, localhost) serves this
+machine only. Any other address needs the token of mdmemory mcp --http,
+from --token-file FILE or $MDMEMORY_TOKEN: open the printed address with
+?token=TOKEN once (or type the token into the login form), and the browser
+gets a session cookie (HttpOnly, SameSite=Strict) in exchange; the token
+then leaves the address bar. A token given on a loopback address is asked
+for there too. Every request's Host and Origin are checked as mcp --http
+checks them (--allow-host, --allow-origin), every form carries a CSRF token
+of the session, and nothing is served from outside the binary. Serve it
+behind a proxy with TLS when it is reached over a network.`,
+		setup: func(fs *flag.FlagSet) func(context.Context, *env) error {
+			var f httpFlags
+			fs.StringVar(&f.addr, "addr", "127.0.0.1:7337", "listen on ADDR: PORT or :PORT listens on 127.0.0.1 alone, 0.0.0.0:PORT on every interface (with a token)")
+			fs.StringVar(&f.tokenFile, "token-file", "", "the token a browser logs in with, read from FILE (default $"+tokenEnv+"); needed unless ADDR is a loopback address")
+			fs.Var(&f.allowHosts, "allow-host", "a host name the page is reached by besides its address, such as a proxy's (repeat, or separate with commas); needs a token")
+			fs.Var(&f.allowOrigins, "allow-origin", "another origin whose pages may send the page's forms (repeat, or separate with commas)")
+			return func(ctx context.Context, e *env) error { return serveUI(ctx, e, f) }
+		},
+	}
+}
+
+// serveUI serves the page as f says, until ctx is done.
+func serveUI(ctx context.Context, e *env, f httpFlags) error {
+	addr, loopback := listenAddr(f.addr)
+	token, err := readToken(f.tokenFile, e.getenv)
+	if err != nil {
+		return err
+	}
+	if token == "" && !loopback {
+		return fmt.Errorf("--addr %s listens beyond this machine: give a token with --token-file FILE or $%s, or listen on 127.0.0.1", f.addr, tokenEnv)
+	}
+	if token == "" && len(f.allowHosts) > 0 {
+		return fmt.Errorf("--allow-host lets browsers reach the page under another name, such as a proxy's: give a token with --token-file FILE or $%s", tokenEnv)
+	}
+	opts, err := e.store.options()
+	if err != nil {
+		return err
+	}
+	s, close, err := e.open(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer close()
+	if f.tokenFile != "" {
+		warnReadable(e, f.tokenFile)
+	}
+	uo := &ui.Options{
+		Token:          token,
+		AllowedHosts:   f.allowHosts,
+		AllowedOrigins: f.allowOrigins,
+		FactsBudget:    opts.FactsBudget,
+		WorldBudget:    opts.WorldBudget,
+		World:          e.store.worldWhere(e.getenv) != "",
+	}
+	for _, ff := range opts.FactFiles {
+		uo.FactFiles = append(uo.FactFiles, ff.Name)
+	}
+	page := ui.New(s, uo)
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: page, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	url := "http://" + l.Addr().String() + "/"
+	fmt.Fprintln(e.stdout, url)
+	if token != "" {
+		fmt.Fprintf(e.stderr, "mdmemory: serving the page for %s at %s; log in with %s?token=TOKEN (the token of --token-file or $%s) or the login form; Ctrl-C ends it\n", e.store.where(e.getenv), url, url, tokenEnv)
+	} else {
+		fmt.Fprintf(e.stderr, "mdmemory: serving the page for %s at %s (this machine only); Ctrl-C ends it\n", e.store.where(e.getenv), url)
+	}
+	go page.Warm(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(newLimitListener(l, 256)) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	<-done
+	return nil
+}

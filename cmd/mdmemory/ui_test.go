@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestUIOffLoopbackNeedsToken: mdmemory ui on an address beyond this
+// machine refuses to start without a token, before it opens anything.
+func TestUIOffLoopbackNeedsToken(t *testing.T) {
+	dir := sample(t)
+	msg := mdm(t, nil, "ui", "--dir", dir, "--addr", "0.0.0.0:0").failed(t)
+	require.Contains(t, msg, "give a token with --token-file FILE or $MDMEMORY_TOKEN")
+	msg = mdm(t, map[string]string{tokenEnv: "short"}, "ui", "--dir", dir, "--addr", "0.0.0.0:0").failed(t)
+	require.Contains(t, msg, "at least 16")
+}
+
+// TestUIServes: mdmemory ui prints its address on standard output, serves
+// the overview there, asks for the token a loopback address was given,
+// and ends with status 0 when interrupted.
+func TestUIServes(t *testing.T) {
+	dir := sample(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		var errb strings.Builder
+		done <- run(ctx, []string{"ui", "--dir", dir, "--addr", "127.0.0.1:0"}, strings.NewReader(""), outW, &errb, func(k string) string {
+			if k == tokenEnv {
+				return "0123456789abcdef-token"
+			}
+			return ""
+		})
+		outW.Close()
+	}()
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	require.NoError(t, err)
+	addr := strings.TrimSpace(line)
+	require.True(t, strings.HasPrefix(addr, "http://127.0.0.1:"), addr)
+	go io.Copy(io.Discard, outR)
+
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get(addr)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a token given on loopback is asked for there too")
+
+	req, _ := http.NewRequest(http.MethodGet, addr+"facts", nil)
+	req.Header.Set("Authorization", "Bearer 0123456789abcdef-token")
+	resp, err = client.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(body), "<title>Facts · mdmemory</title>")
+	require.Contains(t, string(body), "Wife: Mei, birthday March 15")
+
+	cancel()
+	select {
+	case code := <-done:
+		require.Equal(t, exitOK, code)
+	case <-time.After(10 * time.Second):
+		t.Fatal("mdmemory ui did not end when interrupted")
+	}
+}

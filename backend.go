@@ -15,8 +15,9 @@ import (
 // "episodes/2026-11.md"; folders are the parts before a slash, and exist as
 // long as a file is in them (a Backend creates them as needed). A Backend
 // knows nothing of what the names mean: the Store asks only for names of
-// its grammar, and for its own files under dot-names (the cache of
-// vectors, .cache/…), which List leaves out like every other dot-name.
+// its grammar, and for its own files under dot-folders (the history's
+// logs, .history/…, and the cache of vectors, .cache/…), which List leaves
+// out like every other dot-name unless asked for that folder.
 //
 // Every change the Store makes is one loop: read the file with its version,
 // check, edit, and write only if the file is still at that version, reading
@@ -39,8 +40,9 @@ type Backend interface {
 	// in the folders under it, or every file when dir is "", sorted by
 	// name, with their sizes and tags: one request where the backend can
 	// (a search lists everything once). A folder that does not exist holds
-	// no files. Names with a part starting with "." (the backend's own
-	// files, such as a lock) are left out.
+	// no files. Names with a part starting with "." below dir (the
+	// backend's own files, such as a lock) are left out; dir itself may be
+	// a dot-folder (".history"), whose files are then listed.
 	List(ctx context.Context, dir string) ([]Entry, error)
 
 	// Lock serialises changes. name is a file, for a change to that file

@@ -137,6 +137,13 @@ func (s *Store) Compact(ctx context.Context, llm LLM, opts *CompactOptions) (Com
 			res.Skipped = append(res.Skipped, SkippedMonth{Month: m.month, Reason: why})
 		}
 	}
+	if !o.DryRun {
+		// The history of every file, the ones that no longer change too,
+		// is held to its bounds.
+		if err := s.pruneAll(ctx); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
 }
 

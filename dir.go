@@ -62,16 +62,18 @@ import (
 //     file read must be the one looked at, and it is opened without
 //     waiting, should a FIFO be put in its place.
 //   - A version is [Version] of the file's content, so that it is the same
-//     token the tools give the model. Write and Remove read the file and
-//     compare its version under the lock.
+//     token the tools give the model. A held lock's Write and Remove
+//     compare it under the lock: the version this Dir read when the file's
+//     stamp (number, size, modification and change times) is the one it
+//     had then, else hashed anew (see Dir.version for what a stamp can
+//     miss).
 //   - Lock is one lock for the whole directory, whatever the name: the
 //     lock file ".lock" and, where a folder can be locked (not Windows),
 //     the directory itself, so that deleting ".lock" cannot let a second
 //     writer in. Waiters in this process are served first come, first
 //     served; between processes the system queues them (flock(2),
-//     LockFileEx), so that no busy writer starves another. Write and
-//     Remove take the lock for their own duration, unless their caller
-//     holds it: a Store passes its hold along in the context.
+//     LockFileEx), so that no busy writer starves another. Files are
+//     written and removed only through the lock held ([Held]).
 //   - List tags a file by its size, modification time and file number.
 //     A file changed within the last two seconds has no tag (""), since an
 //     edit within the file system's time granularity could keep all three:
@@ -842,8 +844,9 @@ func (d *Dir) isLink(name string) bool {
 // are the system's, which on most file systems move in steps of a few
 // milliseconds: a program that rewrote the file in place with as many
 // bytes, within the same step as the change before it and after the read,
-// would go unseen, as would an edit saved between the comparison and the
-// rename (see [Dir]).
+// or that removed it and made it anew with as many bytes under the same
+// file number within that step, would go unseen, as would an edit saved
+// between the comparison and the rename (see [Dir]).
 func (d *Dir) version(name string) (string, error) {
 	f, fi, err := d.open(name)
 	if err != nil {

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,7 +27,9 @@ import (
 // can be read back byte for byte and restored.
 
 // Change is one recorded change of a memory file, as [Store.History] gives
-// it.
+// it. The history of the shared world topics (Options.World) is kept on
+// the shared backend, actors included: every agent sharing it reads who
+// changed a topic.
 type Change struct {
 	Time     time.Time
 	Path     string // "facts/user.md"
@@ -179,8 +182,12 @@ func (l *logs) forget() {
 }
 
 // maxLog bounds how much of a log the library reads: a log a person (or a
-// bug) made larger is history that cannot be read, which Check reports.
-const maxLog = 256 << 20
+// bug) made larger is history that cannot be read, which Check reports,
+// and a change of its file prunes it first.
+const maxLog = 64 << 20
+
+// errLogTooLarge is the error of a log larger than maxLog.
+var errLogTooLarge = errors.New("log too large")
 
 // readLog reads and decodes the log at name: its records, size and
 // version; none when it does not exist.
@@ -192,7 +199,7 @@ func (s *Store) readLog(ctx context.Context, name string) (*logState, string, er
 	case err != nil:
 		return nil, "", err
 	case cutShort(c):
-		return nil, "", fmt.Errorf("%s is %s bytes, more than the %s the library reads of a log", name, thousands64(c.Size), thousands(maxLog))
+		return nil, "", fmt.Errorf("%w: %s is %s bytes, more than the %s the library reads of a log", errLogTooLarge, name, thousands64(c.Size), thousands(maxLog))
 	}
 	records, _ := journal.Decode(c.Data) // a line that does not parse is skipped; Check reports it
 	return &logState{size: c.Size, records: records, pruned: len(records)}, c.Version, nil
@@ -234,6 +241,11 @@ func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record,
 	}
 	name := logName(c.t.path)
 	st, err := s.logOf(ctx, name)
+	if errors.Is(err, errLogTooLarge) {
+		// A log someone made larger than the library reads: its file's
+		// changes go unrecorded, rather than fail, and Check reports it.
+		return nil, nil
+	}
 	if err != nil {
 		return nil, hostErr(c.op, c.t.path, fmt.Errorf("history: %w", err))
 	}
@@ -255,7 +267,7 @@ func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record,
 	// A log whose last line a crash cut gets a newline first, and is then
 	// not this size: the next change reads it again.
 	s.hist.put(name, &logState{size: st.size + int64(len(line)), records: records, pruned: st.pruned})
-	if len(records)-st.pruned >= pruneEvery {
+	if s.due(records, st, h, now) {
 		s.prune(ctx, h, c.t.path, newVer)
 	}
 	return &r, nil
@@ -288,8 +300,34 @@ func (s *Store) mark(ctx context.Context, h Held, c *change, r *journal.Record, 
 	}
 }
 
-// pruneEvery is how many records a log gains between two prunings.
+// pruneEvery is how many records a log gains in one Store between two
+// prunings.
 const pruneEvery = 32
+
+// due reports whether the log of records, as st read it, is to be pruned
+// now: it gained pruneEvery records since this Store read or pruned it;
+// or, whatever Store wrote them (a command that makes one change and
+// exits), it holds pruneEvery more than the versions always kept, the
+// oldest past the age kept; or it is larger than a log the backend
+// rewrites at each change (S3) should be.
+func (s *Store) due(records []journal.Record, st *logState, h Held, now time.Time) bool {
+	p := s.policy(1)
+	minV, age := cmp.Or(p.MinVersions, journal.DefaultMinVersions), cmp.Or(p.MaxAge, journal.DefaultMaxAge)
+	_, appends := h.(appender)
+	switch {
+	case len(records)-st.pruned >= pruneEvery:
+		return true
+	case len(records) > minV+pruneEvery && records[0].Time.Before(now.Add(-age)):
+		return true
+	case !appends && st.size > rewriteMax:
+		return true
+	}
+	return false
+}
+
+// rewriteMax is the size past which a log that a change rewrites whole
+// (on S3) is pruned at each change: each change reads and writes it.
+const rewriteMax = 1 << 20
 
 // appendLog adds line to the log at name: appended (durably when sync is
 // set) where the lock can, else read, added to and written back only if
@@ -360,6 +398,40 @@ func (s *Store) prune(ctx context.Context, h Held, p, current string) {
 		return
 	}
 	s.hist.put(name, &logState{size: int64(len(data)), records: kept, pruned: len(kept)})
+}
+
+// pruneAll prunes the log of every file, under the lock its changes take.
+func (s *Store) pruneAll(ctx context.Context) error {
+	const op = "compact"
+	if s.opts.History.Off {
+		return nil
+	}
+	end, err := s.begin(ctx, op, "")
+	if err != nil {
+		return err
+	}
+	defer end()
+	files, err := s.logged(ctx)
+	if err != nil {
+		return hostErr(op, historyDir, err)
+	}
+	for _, p := range files {
+		t, err := s.resolve("read", p)
+		if err != nil {
+			continue
+		}
+		err = s.locked(ctx, op, p, t.lockName(), func(ctx context.Context, h Held) error {
+			current, err := s.currentVersion(ctx, p)
+			if err == nil {
+				s.prune(ctx, h, p, current)
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // History returns the recorded changes of the memory file at path, or of

@@ -157,6 +157,11 @@ func base(records []Record, i int) int {
 	return -1
 }
 
+// maxChain bounds the deltas rebuilding a version applies: NewRecord
+// writes content whole at least every FullEvery versions of a chain, so a
+// longer one is a log someone else wrote, which is not followed.
+const maxChain = 4 * FullEvery
+
 // maxTries bounds the records Content tries for one version.
 const maxTries = 4
 
@@ -192,6 +197,9 @@ func Content(records []Record, version string) ([]byte, error) {
 func rebuild(records []Record, i int) ([]byte, error) {
 	chain := []int{i}
 	for at := i; !records[at].Full; {
+		if len(chain) > maxChain {
+			return nil, fmt.Errorf("%w: %s: more than %d deltas from whole content: the log was not written by NewRecord", ErrNoContent, records[i].New, maxChain)
+		}
 		if at = base(records, at); at < 0 {
 			return nil, fmt.Errorf("%w: %s: a delta against %s, which the log does not make", ErrNoContent, records[i].New, records[chain[len(chain)-1]].Old)
 		}

@@ -192,7 +192,7 @@ func appendString(dst []byte, s string) []byte {
 func Decode(log []byte) ([]Record, []error) {
 	// A record's line is at least minLine bytes: a log of empty lines
 	// reserves no more than its size.
-	records := make([]Record, 0, min(bytes.Count(log, []byte{'\n'}), len(log)/minLine))
+	records := make([]Record, 0, min(bytes.Count(log, []byte{'\n'}), len(log)/minLine, 1024))
 	var errs []error
 	n := 0
 	for len(log) > 0 {

@@ -481,7 +481,7 @@ func (c *Change) Check(others ...*File) *Refusal {
 	}
 	n := base[len(others)] // the lines compared with each added line
 	var hits []int32       // by place: the terms a line shares with the added line
-	var touched []int      // the places hits counts
+	var touched []int32    // the places hits counts
 	k := 0                 // the added lines compared so far
 	for _, a := range c.Added {
 		if len(a.terms) == 0 {
@@ -509,7 +509,10 @@ func (c *Change) Check(others ...*File) *Refusal {
 		count := func(p int) {
 			if p < limit {
 				if hits[p] == 0 {
-					touched = append(touched, p)
+					if touched == nil {
+						touched = make([]int32, 0, min(n, 256))
+					}
+					touched = append(touched, int32(p))
 				}
 				hits[p]++
 			}
@@ -533,7 +536,8 @@ func (c *Change) Check(others ...*File) *Refusal {
 			}
 		}
 		best, bestPath, bestLine := -1, "", (*Line)(nil)
-		for _, p := range touched {
+		for _, t := range touched {
+			p := int(t)
 			common := int(hits[p])
 			hits[p] = 0
 			if best >= 0 && p > best {

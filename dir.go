@@ -654,6 +654,9 @@ var errReplaced = errors.New("replaced while it was opened")
 
 // openOnce is one try of open.
 func (d *Dir) openOnce(name string) (*os.File, fs.FileInfo, error) {
+	if f, fi, ok := d.openDirect(name); ok {
+		return f, fi, nil
+	}
 	real, err := d.resolve(name)
 	if err != nil {
 		return nil, nil, err
@@ -692,6 +695,39 @@ func (d *Dir) openOnce(name string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, &fs.PathError{Op: "read", Path: name, Err: errReplaced}
 	}
 	return f, fi, nil
+}
+
+// openDirect opens the regular file at name when name is a plain path (see
+// fs.ValidPath: no ".." to take after a link) and there is no link on its
+// way, which is the common case: then resolve would return name as it is,
+// and the walk and the looks below are those openOnce makes after it (each
+// folder and the file the one Lstat saw, none a link), without the look
+// at each part from the root that resolve takes first. In any other case
+// (a link, a file missing or not regular, an error) it opens nothing and
+// reports false, for openOnce to resolve the links and word the error.
+func (d *Dir) openDirect(name string) (*os.File, fs.FileInfo, bool) {
+	if !fs.ValidPath(name) {
+		return nil, nil, false
+	}
+	sub, done, err := d.walk(path.Dir(name), false)
+	if err != nil {
+		return nil, nil, false
+	}
+	defer done()
+	base := path.Base(name)
+	fi, err := sub.Lstat(base)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, nil, false
+	}
+	f, err := sub.OpenFile(base, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, nil, false
+	}
+	if got, err := f.Stat(); err != nil || !os.SameFile(fi, got) {
+		f.Close()
+		return nil, nil, false
+	}
+	return f, fi, true
 }
 
 // maxLinks bounds the links resolve follows for one name, as the system's

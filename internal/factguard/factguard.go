@@ -76,6 +76,7 @@ type Line struct {
 	terms []string // the search terms of its text, sorted, each once
 	small string   // its words of order and quantity (orderWords, quantityWords), sorted
 	nums  string   // the numbers in its text, in order ("3 15" for "room 3 from March 15")
+	at    [3]int32 // where First, norm and key are in Src, or -1 where Src does not hold them
 }
 
 // Lines returns the fact lines of a fact file's content, in order.
@@ -207,8 +208,8 @@ func FromDoc(path string, d *markdown.Doc, prev *File) *File {
 		// where they are part of it, so that f holds no string of prev's
 		// content.
 		p := &prev.Lines[j]
-		l.First, l.norm, l.key = within(p.First, l.Src), within(p.norm, l.Src), within(p.key, l.Src)
-		l.terms, l.small, l.nums = p.terms, p.small, p.nums
+		l.First, l.norm, l.key = part(p.First, l.Src, p.at[0]), part(p.norm, l.Src, p.at[1]), part(p.key, l.Src, p.at[2])
+		l.terms, l.small, l.nums, l.at = p.terms, p.small, p.nums, p.at
 	}
 	return f
 }
@@ -299,12 +300,13 @@ func build(lines []Line, off int, base *index) *index {
 	return ix
 }
 
-// within returns s, or the same text in src when src holds it.
-func within(s, src string) string {
-	if i := strings.Index(src, s); i >= 0 {
-		return src[i : i+len(s)]
+// part returns the text s of a line whose Src is src, at in src (see
+// Line.at), or s where src does not hold it.
+func part(s, src string, at int32) string {
+	if at < 0 {
+		return s
 	}
-	return s
+	return src[at : int(at)+len(s)]
 }
 
 // first returns the first line whose text k is s.

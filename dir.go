@@ -587,14 +587,16 @@ func (d *Dir) Read(ctx context.Context, name string, limit int64) (Content, erro
 	}
 	defer f.Close()
 	if limit >= 0 {
-		buf := make([]byte, min(fi.Size(), limit))
+		// One byte more than is read, to see that the file grew since.
+		size := min(fi.Size(), limit)
+		buf := make([]byte, size, size+1)
 		n, err := io.ReadFull(f, buf)
 		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 			return Content{}, err
 		}
 		c := Content{Data: buf[:n], Size: fi.Size()}
 		if int64(n) == fi.Size() {
-			if extra, _ := f.Read(make([]byte, 1)); extra == 0 {
+			if extra, _ := f.Read(buf[n : n+1]); extra == 0 {
 				c.Version = versionOf(c.Data)
 				d.remember(name, fi, c.Version)
 			}

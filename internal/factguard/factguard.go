@@ -111,6 +111,8 @@ type File struct {
 // with that version, and with the versions after it until one indexes
 // more than maxAdded lines of its own: that one is indexed whole); its
 // look-ups consult both, and answer as one index of all the lines would.
+// A shared base keeps the texts of the version it was made for, one
+// version's content, until the versions sharing it are dropped.
 type index struct {
 	texts [2]chains        // the lines by Src (srcText) and by norm (normText)
 	keys  map[string]int32 // key → its line when one line holds it, -1 when more do
@@ -146,9 +148,11 @@ func text(l *Line, k int) string {
 
 // maxAdded returns how many lines of its own, at most, the index of a
 // version of n lines holds beside an earlier version's: past it, the
-// version is indexed whole. Each version indexes its own lines again, and
-// a whole index costs about 16 times as many lines as the bound: the
-// bound keeps both costs small, a few lines on average for each version.
+// version is indexed whole. Each version of a chain of appends indexes
+// again the lines its base does not hold, half the bound on average, and
+// one version in about the bound indexes all n: 8 + n/16 keeps both to a
+// few percent of a whole index for each version of a fact file (for 200
+// lines: 20 lines, and 200 every 20 versions).
 var maxAdded = func(n int) int { return 8 + n/16 }
 
 // Parse returns the File of content src at path. prev, when not nil, is

@@ -34,7 +34,7 @@ func FuzzCheck(f *testing.F) {
 		v, src := prev, before
 		for range 3 {
 			src += add
-			v = Parse("f", []byte(src), v)
+			v = Parse("facts/user.md", []byte(src), v)
 			sameIndex(t, v)
 		}
 		// The guard on a change of a version so made, compared with a

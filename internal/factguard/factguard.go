@@ -487,7 +487,7 @@ func (c *Change) Check(others ...*File) *Refusal {
 	}
 	n := base[len(others)] // the lines compared with each added line
 	var hits []int32       // by place: the terms a line shares with the added line
-	var touched []int32    // the places hits counts
+	var touched []int      // the places hits counts
 	k := 0                 // the added lines compared so far
 	for _, a := range c.Added {
 		if len(a.terms) == 0 {
@@ -515,10 +515,7 @@ func (c *Change) Check(others ...*File) *Refusal {
 		count := func(p int) {
 			if p < limit {
 				if hits[p] == 0 {
-					if touched == nil {
-						touched = make([]int32, 0, min(n, 256))
-					}
-					touched = append(touched, int32(p))
+					touched = append(touched, p)
 				}
 				hits[p]++
 			}
@@ -542,8 +539,7 @@ func (c *Change) Check(others ...*File) *Refusal {
 			}
 		}
 		best, bestPath, bestLine := -1, "", (*Line)(nil)
-		for _, t := range touched {
-			p := int(t)
+		for _, p := range touched {
 			common := int(hits[p])
 			hits[p] = 0
 			if best >= 0 && p > best {

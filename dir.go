@@ -644,14 +644,16 @@ func (d *Dir) Read(ctx context.Context, name string, limit int64) (Content, erro
 	}
 	defer f.Close()
 	if limit >= 0 {
-		buf := make([]byte, min(fi.Size(), limit))
+		// One byte more than is read, to see that the file grew since.
+		size := min(fi.Size(), limit)
+		buf := make([]byte, size, size+1)
 		n, err := io.ReadFull(f, buf)
 		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 			return Content{}, err
 		}
 		c := Content{Data: buf[:n], Size: fi.Size()}
 		if int64(n) == fi.Size() {
-			if extra, _ := f.Read(make([]byte, 1)); extra == 0 {
+			if extra, _ := f.Read(buf[n : n+1]); extra == 0 {
 				c.Version = versionOf(c.Data)
 				d.remember(name, fi, c.Version)
 			}
@@ -711,6 +713,9 @@ var errReplaced = errors.New("replaced while it was opened")
 
 // openOnce is one try of open.
 func (d *Dir) openOnce(name string) (*os.File, fs.FileInfo, error) {
+	if f, fi, ok := d.openDirect(name); ok {
+		return f, fi, nil
+	}
 	real, err := d.resolve(name)
 	if err != nil {
 		return nil, nil, err
@@ -749,6 +754,39 @@ func (d *Dir) openOnce(name string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, &fs.PathError{Op: "read", Path: name, Err: errReplaced}
 	}
 	return f, fi, nil
+}
+
+// openDirect opens the regular file at name when name is a plain path (see
+// fs.ValidPath: no ".." to take after a link) and there is no link on its
+// way, which is the common case: then resolve would return name as it is,
+// and the walk and the looks below are those openOnce makes after it (each
+// folder and the file the one Lstat saw, none a link), without the look
+// at each part from the root that resolve takes first. In any other case
+// (a link, a file missing or not regular, an error) it opens nothing and
+// reports false, for openOnce to resolve the links and word the error.
+func (d *Dir) openDirect(name string) (*os.File, fs.FileInfo, bool) {
+	if !fs.ValidPath(name) {
+		return nil, nil, false
+	}
+	sub, done, err := d.walk(path.Dir(name), false)
+	if err != nil {
+		return nil, nil, false
+	}
+	defer done()
+	base := path.Base(name)
+	fi, err := sub.Lstat(base)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, nil, false
+	}
+	f, err := sub.OpenFile(base, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, nil, false
+	}
+	if got, err := f.Stat(); err != nil || !os.SameFile(fi, got) {
+		f.Close()
+		return nil, nil, false
+	}
+	return f, fi, true
 }
 
 // maxLinks bounds the links resolve follows for one name, as the system's

@@ -83,7 +83,7 @@ func BenchmarkIndex(b *testing.B) {
 	b.Run("lines", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			split(markdown.Parse(src), string(src))
+			split(markdown.Parse(src), string(src), 0)
 		}
 	})
 }

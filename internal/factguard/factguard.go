@@ -76,13 +76,14 @@ type Line struct {
 	terms []string // the search terms of its text, sorted, each once
 	small string   // its words of order and quantity (orderWords, quantityWords), sorted
 	nums  string   // the numbers in its text, in order ("3 15" for "room 3 from March 15")
+	at    [3]int32 // where First, norm and key are in Src, or -1 where Src does not hold them
 }
 
 // Lines returns the fact lines of a fact file's content, in order.
 func Lines(src []byte) []Line {
 	var lines []Line
 	if len(src) > 0 {
-		lines = split(markdown.Parse(src), string(src))
+		lines = split(markdown.Parse(src), string(src), 0)
 	}
 	for i := range lines {
 		lines[i].describe()
@@ -98,21 +99,61 @@ type File struct {
 	Lines []Line // its fact lines, in order
 
 	src  string // the content it was made from
+	base *index // until the index is made: the earlier version's whole index, when f adds lines to that version
 	once sync.Once
-	ix   index
+	ix   *index
 }
 
-// An index is what a File's lines are looked up by.
+// An index is what a File's lines are looked up by. A whole index holds
+// every line. The index of a version made by adding lines after those of
+// an earlier one, as an append does, holds only the lines from off on,
+// beside base, the whole index of the earlier version's lines (shared
+// with that version, and with the versions after it until one indexes
+// more than maxAdded lines of its own: that one is indexed whole); its
+// look-ups consult both, and answer as one index of all the lines would.
+// A shared base keeps the texts of the version it was made for, one
+// version's content, until the versions sharing it are dropped.
 type index struct {
-	srcs     map[string]int32 // Src → the first line with it
-	nextSrc  []int32          // the next line with the same Src, or -1
-	norms    map[string]int32 // norm → the first line with it
-	nextNorm []int32          // the next line with the same norm, or -1
-	keys     map[string]int32 // key → its line when one line holds it, -1 when more do
-	terms    map[string]int32 // term → its number, t
-	start    []int32          // the lines holding term t are post[start[t]:start[t+1]]
-	post     []int32
+	texts [2]chains        // the lines by Src (srcText) and by norm (normText)
+	keys  map[string]int32 // key → its line when one line holds it, -1 when more do
+	terms map[string]int32 // term → its number, t
+	start []int32          // the lines holding term t are post[start[t]:start[t+1]]
+	post  []int32
+
+	base *index // the whole index of the lines before off; nil for a whole index
+	off  int32  // the first line this index holds
+	all  []Line // the File's lines, when base is not nil
 }
+
+// chains maps one text of the lines to the first line with it, and links
+// each line to the next one with the same text.
+type chains struct {
+	first map[string]int32 // text → the first line with it
+	next  []int32          // next[i-off] is the next line after line i with its text, or -1
+}
+
+// The texts of a line an index chains.
+const (
+	srcText  = 0 // Src
+	normText = 1 // norm
+)
+
+// text returns the text k of l.
+func text(l *Line, k int) string {
+	if k == srcText {
+		return l.Src
+	}
+	return l.norm
+}
+
+// maxAdded returns how many lines of its own, at most, the index of a
+// version of n lines holds beside an earlier version's: past it, the
+// version is indexed whole. Each version of a chain of appends indexes
+// again the lines its base does not hold, half the bound on average, and
+// one version in about the bound indexes all n: 8 + n/16 keeps both to a
+// few percent of a whole index for each version of a fact file (for 200
+// lines: 20 lines, and 200 every 20 versions).
+var maxAdded = func(n int) int { return 8 + n/16 }
 
 // Parse returns the File of content src at path. prev, when not nil, is
 // an earlier version of the file: the lines of src it has, the same text,
@@ -131,28 +172,48 @@ func Parse(path string, src []byte, prev *File) *File {
 // content.
 func FromDoc(path string, d *markdown.Doc, prev *File) *File {
 	f := &File{Path: path}
+	hint := 0
+	if prev != nil {
+		hint = len(prev.Lines) + 4
+	}
 	if d != nil {
 		f.src = string(d.Src())
-		f.Lines = split(d, f.src)
+		f.Lines = split(d, f.src, hint)
 	}
 	var pix *index
+	same := 0 // the lines f starts with as prev does, the same texts
 	if prev != nil && len(prev.Lines) > 0 {
 		pix = prev.index()
+		for same < len(prev.Lines) && same < len(f.Lines) && f.Lines[same].Src == prev.Lines[same].Src {
+			same++
+		}
+		if same == len(prev.Lines) {
+			// f adds lines to prev: its index will hold those alone.
+			f.base = pix
+			if pix.base != nil {
+				f.base = pix.base
+			}
+		}
 	}
 	for i := range f.Lines {
 		l := &f.Lines[i]
-		if pix != nil {
-			if j, ok := pix.srcs[l.Src]; ok {
-				// Its description from prev, its texts taken from its own
-				// Src where they are part of it, so that f holds no string
-				// of prev's content.
-				p := &prev.Lines[j]
-				l.First, l.norm, l.key = within(p.First, l.Src), within(p.norm, l.Src), within(p.key, l.Src)
-				l.terms, l.small, l.nums = p.terms, p.small, p.nums
+		j := int32(i)
+		if i >= same {
+			ok := false
+			if pix != nil {
+				j, ok = pix.first(srcText, l.Src)
+			}
+			if !ok {
+				l.describe()
 				continue
 			}
 		}
-		l.describe()
+		// Its description from prev, its texts taken from its own Src
+		// where they are part of it, so that f holds no string of prev's
+		// content.
+		p := &prev.Lines[j]
+		l.First, l.norm, l.key = part(p.First, l.Src, p.at[0]), part(p.norm, l.Src, p.at[1]), part(p.key, l.Src, p.at[2])
+		l.terms, l.small, l.nums, l.at = p.terms, p.small, p.nums, p.at
 	}
 	return f
 }
@@ -160,93 +221,147 @@ func FromDoc(path string, d *markdown.Doc, prev *File) *File {
 // Is reports whether f was made from the content src.
 func (f *File) Is(src []byte) bool { return f.src == string(src) }
 
-// index returns f's index, made on first use.
+// index returns f's index, made on first use: beside the index of the
+// earlier version f adds lines to, when it has one (see index).
 func (f *File) index() *index {
 	f.once.Do(func() {
-		n := len(f.Lines)
-		ix := &f.ix
-		ix.srcs = make(map[string]int32, n)
-		ix.norms = make(map[string]int32, n)
-		ix.keys = map[string]int32{}
-		ix.nextSrc = make([]int32, n)
-		ix.nextNorm = make([]int32, n)
-		chain(ix.srcs, ix.nextSrc, n, func(i int) string { return f.Lines[i].Src })
-		chain(ix.norms, ix.nextNorm, n, func(i int) string { return f.Lines[i].norm })
-		count := 0
-		for i := range f.Lines {
-			l := &f.Lines[i]
-			if _, ok := ix.keys[l.key]; ok {
-				ix.keys[l.key] = -1
-			} else {
-				ix.keys[l.key] = int32(i)
-			}
-			count += len(l.terms)
+		base := f.base
+		f.base = nil
+		if base != nil && len(f.Lines)-len(base.texts[srcText].next) <= maxAdded(len(f.Lines)) {
+			f.ix = build(f.Lines, len(base.texts[srcText].next), base)
+			return
 		}
-		// The lines of each term, grouped by term in one slice.
-		ix.terms = make(map[string]int32)
-		ids := make([]int32, 0, count)
-		var sizes []int32
-		for i := range f.Lines {
-			for _, t := range f.Lines[i].terms {
-				id, ok := ix.terms[t]
-				if !ok {
-					id = int32(len(sizes))
-					ix.terms[t] = id
-					sizes = append(sizes, 0)
-				}
-				sizes[id]++
-				ids = append(ids, id)
-			}
-		}
-		ix.start = make([]int32, len(sizes)+1)
-		for t, c := range sizes {
-			ix.start[t+1] = ix.start[t] + c
-		}
-		ix.post = make([]int32, count)
-		fill := sizes[:0]
-		fill = append(fill, ix.start[:len(sizes)]...)
-		k := 0
-		for i := range f.Lines {
-			for range f.Lines[i].terms {
-				id := ids[k]
-				ix.post[fill[id]] = int32(i)
-				fill[id]++
-				k++
-			}
-		}
+		f.ix = build(f.Lines, 0, nil)
 	})
-	return &f.ix
+	return f.ix
 }
 
-// within returns s, or the same text in src when src holds it.
-func within(s, src string) string {
-	if i := strings.Index(src, s); i >= 0 {
-		return src[i : i+len(s)]
+// build returns the index of lines from off on, beside base, the whole
+// index of the lines before off (nil when off is 0).
+func build(lines []Line, off int, base *index) *index {
+	n := len(lines) - off
+	ix := &index{base: base, off: int32(off)}
+	if base != nil {
+		ix.all = lines
 	}
-	return s
-}
-
-// chain maps each text of lines 0..n-1 (text(i)) to its first line, and
-// links each line to the next one with the same text in next.
-func chain(first map[string]int32, next []int32, n int, text func(int) string) {
-	for i := n - 1; i >= 0; i-- {
-		s := text(i)
-		if j, ok := first[s]; ok {
-			next[i] = j
-		} else {
-			next[i] = -1
+	for k := range ix.texts {
+		c := &ix.texts[k]
+		c.first = make(map[string]int32, n)
+		c.next = make([]int32, n)
+		for i := len(lines) - 1; i >= off; i-- {
+			s := text(&lines[i], k)
+			if j, ok := c.first[s]; ok {
+				c.next[i-off] = j
+			} else {
+				c.next[i-off] = -1
+			}
+			c.first[s] = int32(i)
 		}
-		first[s] = int32(i)
 	}
+	ix.keys = make(map[string]int32, n)
+	count := 0
+	for i := off; i < len(lines); i++ {
+		l := &lines[i]
+		if _, ok := ix.keys[l.key]; ok {
+			ix.keys[l.key] = -1
+		} else {
+			ix.keys[l.key] = int32(i)
+		}
+		count += len(l.terms)
+	}
+	// The lines of each term, grouped by term in one slice.
+	ix.terms = make(map[string]int32, n)
+	ids := make([]int32, 0, count)
+	sizes := make([]int32, 0, n)
+	for i := off; i < len(lines); i++ {
+		for _, t := range lines[i].terms {
+			id, ok := ix.terms[t]
+			if !ok {
+				id = int32(len(sizes))
+				ix.terms[t] = id
+				sizes = append(sizes, 0)
+			}
+			sizes[id]++
+			ids = append(ids, id)
+		}
+	}
+	ix.start = make([]int32, len(sizes)+1)
+	for t, c := range sizes {
+		ix.start[t+1] = ix.start[t] + c
+	}
+	ix.post = make([]int32, count)
+	fill := sizes[:0]
+	fill = append(fill, ix.start[:len(sizes)]...)
+	k := 0
+	for i := off; i < len(lines); i++ {
+		for range lines[i].terms {
+			id := ids[k]
+			ix.post[fill[id]] = int32(i)
+			fill[id]++
+			k++
+		}
+	}
+	return ix
 }
 
-// lines returns the lines of f holding term t, in order.
-func (ix *index) lines(t string) []int32 {
-	id, ok := ix.terms[t]
-	if !ok {
-		return nil
+// part returns the text s of a line whose Src is src, at in src (see
+// Line.at), or s where src does not hold it.
+func part(s, src string, at int32) string {
+	if at < 0 {
+		return s
 	}
-	return ix.post[ix.start[id]:ix.start[id+1]]
+	return src[at : int(at)+len(s)]
+}
+
+// first returns the first line whose text k is s.
+func (ix *index) first(k int, s string) (int32, bool) {
+	if ix.base != nil {
+		if i, ok := ix.base.texts[k].first[s]; ok {
+			return i, true
+		}
+	}
+	i, ok := ix.texts[k].first[s]
+	return i, ok
+}
+
+// next returns the next line after line i with its text k, or -1.
+func (ix *index) next(k int, i int32) int32 {
+	if i >= ix.off {
+		return ix.texts[k].next[i-ix.off]
+	}
+	if j := ix.base.texts[k].next[i]; j >= 0 {
+		return j
+	}
+	if j, ok := ix.texts[k].first[text(&ix.all[i], k)]; ok {
+		return j
+	}
+	return -1
+}
+
+// key returns the line holding key k, -1 when more do; false when none.
+func (ix *index) key(k string) (int32, bool) {
+	i, ok := ix.keys[k]
+	if ix.base != nil {
+		if j, found := ix.base.keys[k]; found {
+			if ok {
+				return -1, true
+			}
+			return j, true
+		}
+	}
+	return i, ok
+}
+
+// lines returns the lines holding term t, in order, in two parts: those
+// before off (from base) and those from off on.
+func (ix *index) lines(t string) (before, after []int32) {
+	if ix.base != nil {
+		_, before = ix.base.lines(t) // a whole index: all in its second part
+	}
+	if id, ok := ix.terms[t]; ok {
+		after = ix.post[ix.start[id]:ix.start[id+1]]
+	}
+	return before, after
 }
 
 // A Change is a change of a fact file from one version to another: the
@@ -293,7 +408,7 @@ func Diff(before, after *File) *Change {
 	// match.
 	var cur []int32
 	for _, a := range after.Lines[p:] {
-		h, ok := ix.srcs[a.Src]
+		h, ok := ix.first(srcText, a.Src)
 		if !ok {
 			c.Added = append(c.Added, a)
 			continue
@@ -306,7 +421,7 @@ func Diff(before, after *File) *Change {
 			j = cur[h] - 2
 		}
 		for j >= 0 && j < int32(p) {
-			j = ix.nextSrc[j] // matched at its place above
+			j = ix.next(srcText, j) // matched at its place above
 		}
 		if j < 0 {
 			c.Added = append(c.Added, a)
@@ -314,7 +429,7 @@ func Diff(before, after *File) *Change {
 		}
 		c.rank[j] = int32(len(c.kept))
 		c.kept = append(c.kept, j)
-		cur[h] = ix.nextSrc[j] + 2
+		cur[h] = ix.next(srcText, j) + 2
 	}
 	return c
 }
@@ -382,7 +497,7 @@ func (c *Change) Check(others ...*File) *Refusal {
 			return r
 		}
 		if a.key != "" {
-			if i, ok := bix.keys[a.key]; ok && i >= 0 && c.rank[i] >= 0 && !listKey(a) {
+			if i, ok := bix.key(a.key); ok && i >= 0 && c.rank[i] >= 0 && !listKey(a) {
 				return &Refusal{Kind: KeyRestated, Line: a, Path: b.Path, Other: b.Lines[i]}
 			}
 		}
@@ -406,14 +521,20 @@ func (c *Change) Check(others ...*File) *Refusal {
 			}
 		}
 		for _, t := range a.terms {
-			for _, i := range bix.lines(t) {
-				if r := c.rank[i]; r >= 0 {
-					count(int(r))
+			kept, added := bix.lines(t)
+			for _, part := range [2][]int32{kept, added} {
+				for _, i := range part {
+					if r := c.rank[i]; r >= 0 {
+						count(int(r))
+					}
 				}
 			}
 			for j, ix := range oix {
-				for _, i := range ix.lines(t) {
-					count(base[j] + int(i))
+				before, after := ix.lines(t)
+				for _, part := range [2][]int32{before, after} {
+					for _, i := range part {
+						count(base[j] + int(i))
+					}
 				}
 			}
 		}
@@ -440,9 +561,10 @@ func (c *Change) Check(others ...*File) *Refusal {
 // has its text: the first in order.
 func (c *Change) repeat(a Line, others []*File, oix []*index) *Refusal {
 	b := c.before
-	if i, ok := b.index().norms[a.norm]; ok {
+	bix := b.index()
+	if i, ok := bix.first(normText, a.norm); ok {
 		best := int32(-1)
-		for ; i >= 0; i = b.ix.nextNorm[i] {
+		for ; i >= 0; i = bix.next(normText, i) {
 			if r := c.rank[i]; r >= 0 && (best < 0 || r < c.rank[best]) {
 				best = i
 			}
@@ -452,7 +574,7 @@ func (c *Change) repeat(a Line, others []*File, oix []*index) *Refusal {
 		}
 	}
 	for j, ix := range oix {
-		if i, ok := ix.norms[a.norm]; ok {
+		if i, ok := ix.first(normText, a.norm); ok {
 			return &Refusal{Kind: Repeat, Line: a, Path: others[j].Path, Other: others[j].Lines[i]}
 		}
 	}
@@ -483,13 +605,14 @@ func near(a, b *Line, common int) bool {
 
 // split returns the fact lines of a fact file's content, in order, with
 // their Num and Src only: describe fills in the rest. d is the Doc of the
-// content and src the same content as a string.
-func split(d *markdown.Doc, src string) []Line {
+// content and src the same content as a string; hint is how many lines
+// it likely has (0 when not known), to size the slice once.
+func split(d *markdown.Doc, src string, hint int) []Line {
 	if len(src) == 0 {
 		return nil
 	}
 	body := d.Body().Start
-	var out []Line
+	out := make([]Line, 0, max(hint, len(d.Items)))
 	pos, line := 0, 1 // line is the number of the line at pos; add is called in source order
 	add := func(start, end int) {
 		line += strings.Count(src[pos:start], "\n")

@@ -221,3 +221,80 @@ func TestFromDoc(t *testing.T) {
 	sameFile(t, Parse("f.md", nil, nil), FromDoc("f.md", nil, nil))
 	sameFile(t, Parse("f.md", v2, prev), FromDoc("f.md", markdown.ParseAfter(markdown.Parse(v1), v2), prev))
 }
+
+// sameIndex fails t unless f's index answers every look-up as a whole
+// index of f's lines does: the lines of each text, key and term of f's
+// lines, and of texts and words f does not have.
+func sameIndex(t testing.TB, f *File) {
+	t.Helper()
+	got, want := f.index(), build(f.Lines, 0, nil)
+	texts := map[string]bool{"": true, "no such line": true}
+	for _, l := range f.Lines {
+		texts[l.Src], texts[l.norm], texts[l.key] = true, true, true
+		for _, w := range l.terms {
+			texts[w] = true
+		}
+	}
+	chain := func(ix *index, k int, s string) []int32 {
+		var out []int32
+		i, ok := ix.first(k, s)
+		for ; ok && i >= 0; i = ix.next(k, i) {
+			out = append(out, i)
+		}
+		return out
+	}
+	for s := range texts {
+		for k := range ix2 {
+			require.Equal(t, chain(want, k, s), chain(got, k, s), "lines of text %d %q", k, s)
+		}
+		wi, wok := want.key(s)
+		gi, gok := got.key(s)
+		require.Equal(t, [2]any{wi, wok}, [2]any{gi, gok}, "key %q", s)
+		wb, wa := want.lines(s)
+		gb, ga := got.lines(s)
+		require.Empty(t, wb)
+		require.Equal(t, fmt.Sprint(wa), fmt.Sprint(append(append([]int32{}, gb...), ga...)), "term %q", s)
+	}
+}
+
+// ix2 ranges over the texts an index chains.
+var ix2 = [...]int{srcText, normText}
+
+// TestIndexAdded: the index of a version that adds lines to an earlier
+// one, made beside the earlier version's, answers as a whole index would,
+// through a chain of appends past the bound where a version is indexed
+// whole again, lines repeated, keys held once and twice, a version that
+// changes an earlier line (indexed whole) and one that adds no line; and
+// the guard's refusals are those of the reference.
+func TestIndexAdded(t *testing.T) {
+	src := head
+	prev := Parse("f.md", []byte(src), nil)
+	prev.index()
+	layered := 0
+	for i := range 60 {
+		switch {
+		case i%7 == 3:
+			src += "- Language: zh\n" // a key held more than once, a text repeated
+		case i == 40:
+			src = strings.Replace(src, "- Fact 1:", "- Fact one:", 1) // not an append
+		case i%11 == 5:
+			src += "\n## Notes\n\n" // no line added
+		default:
+			src += fmt.Sprintf("- Fact %d: prefers option %d in meetings\n", i, i%5)
+		}
+		f := Parse("f.md", []byte(src), prev)
+		if f.base != nil {
+			layered++
+		}
+		sameIndex(t, f)
+		if f.ix.base != nil {
+			require.Less(t, len(f.Lines)-int(f.ix.off), maxAdded(len(f.Lines))+1)
+		}
+		for _, add := range []string{"- Language: en\n", "- Fact 3: prefers option 3 in meetings\n", "- Fact 70: prefers option 3 in meetings\n", "- Fact 3: prefers option 3 in the meetings\n"} {
+			c := Diff(f, Parse("f.md", []byte(src+add), f))
+			require.Equal(t, refCheck("f.md", []byte(src), []byte(src+add), prev), c.Check(prev), "%d %q", i, add)
+		}
+		prev = f
+	}
+	require.Greater(t, layered, 40)
+}

@@ -29,6 +29,19 @@ func FuzzCheck(f *testing.F) {
 		check(t, "facts/user.md", before, add+before)
 		prev := Parse("facts/user.md", []byte(before), nil)
 		require.Equal(t, Parse("f", []byte(before+add), nil).Lines, Parse("f", []byte(before+add), prev).Lines)
+		// A chain of versions, each adding add to the one before: its
+		// indexes, made beside the earlier ones, answer as whole ones.
+		v, src := prev, before
+		for range 3 {
+			src += add
+			v = Parse("facts/user.md", []byte(src), v)
+			sameIndex(t, v)
+		}
+		// The guard on a change of a version so made, compared with a
+		// file so made.
+		o2 := Parse("facts/other.md", []byte(other+add), o)
+		cv := Diff(v, Parse("facts/user.md", []byte(src+other), v))
+		require.Equal(t, refCheck("facts/user.md", []byte(src), []byte(src+other), o2), cv.Check(o2))
 		after := []byte(string(markdown.TrimTrailingBlankLines([]byte(before))) + "\n" + add)
 		sameFile(t, Parse("f", after, prev), FromDoc("f", markdown.ParseAfter(markdown.Parse([]byte(before)), after), prev))
 	})

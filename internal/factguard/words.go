@@ -18,7 +18,9 @@ func (l *Line) describe() {
 }
 
 // describeText fills in First, norm and key, from Src: the texts of the
-// line, which may share its Src's memory; the words describe adds do not.
+// line, which may share its Src's memory, and where Src holds them (at), so
+// that a later version's line with the same Src takes them from its own
+// Src without a search; the words describe adds do not.
 func (l *Line) describeText() {
 	first, rest, _ := strings.Cut(l.Src, "\n")
 	l.First = stripMarker(strings.TrimSpace(first))
@@ -33,6 +35,9 @@ func (l *Line) describeText() {
 	}
 	l.norm = strings.ToLower(text)
 	l.key = keyOf(l.First)
+	for k, s := range [3]string{l.First, l.norm, l.key} {
+		l.at[k] = int32(strings.Index(l.Src, s))
+	}
 }
 
 // paragraph reports whether the top-level block whose source starts src is

@@ -236,6 +236,13 @@ func (s *Store) record(ctx context.Context, h Held, c *change) error {
 	if err != nil {
 		return hostErr(c.op, c.t.path, fmt.Errorf("history: %w", err))
 	}
+	if c.old == nil && c.ver != "" {
+		// A removal by the backend's version alone (compaction's of a
+		// part): the content it removes, for the record.
+		if got, err := s.b.Read(ctx, c.t.path, readLimit); err == nil && got.Version == c.ver && !cutShort(got) {
+			c.old = got.Data
+		}
+	}
 	now := s.now().UTC()
 	oldVer, newVer := version(c.old), version(c.data)
 	records := slices.Clip(st.records)
@@ -365,13 +372,17 @@ func (s *Store) History(ctx context.Context, path string, opts *HistoryOptions) 
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range changes {
+		// Newest first: a file's own in the order of its chain, whatever
+		// the times (one clock tick, or clocks of several writers).
+		for _, c := range slices.Backward(changes) {
 			if o.keeps(c) {
 				out = append(out, c)
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Change) int { return b.Time.Compare(a.Time) })
+	if len(files) > 1 {
+		slices.SortStableFunc(out, func(a, b Change) int { return b.Time.Compare(a.Time) })
+	}
 	if o.Limit > 0 && len(out) > o.Limit {
 		out = out[:o.Limit]
 	}

@@ -400,3 +400,154 @@ func TestHistoryOff(t *testing.T) {
 	require.Equal(t, "append", h[1].Op)
 	require.Equal(t, "outside", h[2].Op)
 }
+
+// factVersion is version i of a fact file for the pruning tests: every
+// line differs from every other version's, so that each record holds
+// about size bytes.
+func factVersion(i, size int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# User\n\n> Summary: version %d\n\n", i)
+	for n := 0; b.Len() < size; n++ {
+		fmt.Fprintf(&b, "- line %d of version %d\n", n, i)
+	}
+	return b.String()
+}
+
+// TestHistoryPruning: with a fake clock, versions older than MaxAge and
+// beyond the last MinVersions are dropped, the current one and the last
+// MinVersions always kept; MaxBytes bounds the logs.
+func TestHistoryPruning(t *testing.T) {
+	ctx := context.Background()
+	const writes = 40 // a log is pruned every 32 records
+	run := func(t *testing.T, p memory.HistoryPolicy, size int, step time.Duration) (*memory.Store, string, []string) {
+		clk := newClock()
+		s, dir := open(t, &memory.Options{Now: clk.Now, History: p})
+		var versions []string
+		for i := range writes {
+			text := factVersion(i, size)
+			require.NoError(t, s.Write(ctx, "facts/user.md", text))
+			versions = append(versions, memory.Version(text))
+			clk.add(step)
+		}
+		return s, dir, versions
+	}
+	kept := func(t *testing.T, s *memory.Store, versions []string) map[int]bool {
+		h := history(t, s, "facts/user.md", nil)
+		require.Equal(t, versions[len(versions)-1], h[0].New, "the current version is kept")
+		out := map[int]bool{}
+		for _, c := range h {
+			i := slices.Index(versions, c.New)
+			require.GreaterOrEqual(t, i, 0)
+			out[i] = true
+			got, err := s.ReadVersion(ctx, "facts/user.md", c.New)
+			require.NoError(t, err, "version %d kept, and readable", i)
+			require.Equal(t, factVersion(i, len(got)), got)
+		}
+		for i, v := range versions {
+			if !out[i] {
+				_, err := s.ReadVersion(ctx, "facts/user.md", v)
+				require.ErrorIs(t, err, memory.ErrNotFound, "version %d dropped", i)
+			}
+		}
+		return out
+	}
+
+	t.Run("MaxAge", func(t *testing.T) {
+		// A version a day, kept ten days, at least one: the prune at the
+		// 32nd write keeps the ten days before it.
+		s, _, versions := run(t, memory.HistoryPolicy{MaxAge: 10 * 24 * time.Hour, MinVersions: 1}, 300, 24*time.Hour)
+		k := kept(t, s, versions)
+		require.False(t, k[0], "a version of 39 days ago")
+		for i := writes - 10; i < writes; i++ {
+			require.True(t, k[i], "version %d, of the last ten days", i)
+		}
+		require.Less(t, len(k), writes-20)
+	})
+	t.Run("MinVersions", func(t *testing.T) {
+		// Kept an hour, a version a day: only the last MinVersions stay
+		// from the prune on.
+		s, _, versions := run(t, memory.HistoryPolicy{MaxAge: time.Hour, MinVersions: 5}, 300, 24*time.Hour)
+		k := kept(t, s, versions)
+		for i := writes - 5; i < writes; i++ {
+			require.True(t, k[i], "version %d, of the last five", i)
+		}
+		require.False(t, k[0])
+		require.LessOrEqual(t, len(k), 5+writes-32, "five at the prune, and the writes since")
+	})
+	t.Run("defaults", func(t *testing.T) {
+		// A version a minute: all younger than 90 days, all kept.
+		s, _, versions := run(t, memory.HistoryPolicy{}, 300, time.Minute)
+		require.Len(t, kept(t, s, versions), writes)
+	})
+	t.Run("MaxBytes", func(t *testing.T) {
+		// Versions of 3 KB, each written whole (no line in common), under
+		// a cap of 16 KB for all logs: right after the prune at the 32nd
+		// write the log is within it, whatever MinVersions says.
+		const cap = 16 << 10
+		clk := newClock()
+		s, dir := open(t, &memory.Options{Now: clk.Now, History: memory.HistoryPolicy{MaxBytes: cap}})
+		var versions []string
+		for i := range 32 {
+			text := factVersion(i, 3000)
+			require.NoError(t, s.Write(ctx, "facts/user.md", text))
+			versions = append(versions, memory.Version(text))
+			clk.add(time.Minute)
+		}
+		fi, err := os.Stat(filepath.Join(dir, ".history", "facts", "user.md.log"))
+		require.NoError(t, err)
+		require.LessOrEqual(t, fi.Size(), int64(cap))
+		k := kept(t, s, versions)
+		require.Less(t, len(k), 6)
+		require.True(t, k[31])
+	})
+}
+
+// TestHistoryTornLog: a log whose last line a crash cut is read without
+// it; the next change appends cleanly after it, and records the change
+// the cut line recorded as one made outside.
+func TestHistoryTornLog(t *testing.T) {
+	clk := newClock()
+	s, dir := open(t, &memory.Options{Now: clk.Now})
+	ctx := context.Background()
+	var texts []string
+	for i := range 3 {
+		texts = append(texts, factVersion(i, 200))
+		require.NoError(t, s.Write(ctx, "facts/user.md", texts[i]))
+		clk.add(time.Minute)
+	}
+	log := filepath.Join(dir, ".history", "facts", "user.md.log")
+	b, err := os.ReadFile(log)
+	require.NoError(t, err)
+	require.NoError(t, os.Truncate(log, int64(len(b)-25)), "the last record cut mid-line")
+	leavesBroken(t, "a log a crash cut short leaves a line Check reports")
+
+	h := history(t, s, "facts/user.md", nil)
+	require.Len(t, h, 3)
+	require.True(t, h[0].Pending, "the file is at a version no whole record made")
+	require.Equal(t, memory.Version(texts[2]), h[0].New)
+	require.Equal(t, memory.Version(texts[1]), h[1].New)
+
+	texts = append(texts, factVersion(3, 200))
+	require.NoError(t, s.Write(ctx, "facts/user.md", texts[3]))
+	h = history(t, s, "facts/user.md", nil)
+	require.Equal(t, []string{"write", "outside", "write", "write"}, []string{h[0].Op, h[1].Op, h[2].Op, h[3].Op})
+	for i, c := range h {
+		text := texts[len(h)-1-i]
+		require.False(t, c.Pending)
+		require.Equal(t, memory.Version(text), c.New)
+		got, err := s.ReadVersion(ctx, "facts/user.md", c.New)
+		require.NoError(t, err)
+		require.Equal(t, text, got)
+	}
+	b, err = os.ReadFile(log)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	require.Len(t, lines, 5, "three whole records, the cut one on a line of its own, and the two new")
+	require.NotContains(t, lines[2], `"op":"outside"`)
+	require.Contains(t, lines[3], `"op":"outside"`)
+	findings, err := s.Check(ctx)
+	require.NoError(t, err)
+	require.Len(t, findings, 1)
+	require.Equal(t, ".history/facts/user.md.log", findings[0].Path)
+	require.Equal(t, 3, findings[0].Line)
+}

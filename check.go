@@ -74,7 +74,13 @@ type Finding struct {
 //     an HTML comment or block: every append to the file is refused), a file
 //     over 1 MiB;
 //   - the fact files together over Options.FactsBudget, and the world
-//     topics together over Options.WorldBudget.
+//     topics together over Options.WorldBudget;
+//   - a history that is inconsistent (the logs under .history/): a line
+//     of a log that is not a record, a version a file had that its log
+//     cannot rebuild, a log larger than the library reads, and, as a
+//     warning, a log of no memory file of the store. A file changed
+//     outside the library since its last record is no finding: its next
+//     change records it.
 //
 // Check changes nothing. A file changed while it runs is seen as it was
 // when it was read. An empty slice, not nil, means nothing was found.

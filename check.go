@@ -11,8 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
+	"github.com/mdmemory/memory/internal/journal"
 	"github.com/mdmemory/memory/internal/markdown"
 	"github.com/mdmemory/memory/internal/paths"
 )
@@ -72,7 +74,13 @@ type Finding struct {
 //     an HTML comment or block: every append to the file is refused), a file
 //     over 1 MiB;
 //   - the fact files together over Options.FactsBudget, and the world
-//     topics together over Options.WorldBudget.
+//     topics together over Options.WorldBudget;
+//   - a history that is inconsistent (the logs under .history/): a line
+//     of a log that is not a record, a version a file had that its log
+//     cannot rebuild, a log larger than the library reads, and, as a
+//     warning, a log of no memory file of the store. A file changed
+//     outside the library since its last record is no finding: its next
+//     change records it.
 //
 // Check changes nothing. A file changed while it runs is seen as it was
 // when it was read. An empty slice, not nil, means nothing was found.
@@ -147,6 +155,9 @@ func (s *Store) Check(ctx context.Context) ([]Finding, error) {
 	}
 	c.worldBudget(entries)
 	c.sealed(entries)
+	if err := c.history(ctx); err != nil {
+		return nil, hostErr(op, historyDir, err)
+	}
 	slices.SortStableFunc(c.out, func(a, b Finding) int {
 		if n := strings.Compare(a.Path, b.Path); n != 0 {
 			return n
@@ -564,4 +575,101 @@ func (c *checker) rootBody(t target, d *markdown.Doc) {
 			}
 		}
 	}
+}
+
+// history reports a history that is inconsistent: of each log under
+// .history/ (the shared world's logs of its topics too), a line that is
+// not a record, a version its file had that the log cannot rebuild, a log
+// larger than the library reads, and, as a warning, a log of no memory
+// file of this store. A file changed outside the library since its last
+// record is no finding: its next change records it.
+func (c *checker) history(ctx context.Context) error {
+	dirs := []string{historyDir}
+	if c.s.opts.World != nil {
+		dirs = append(dirs, historyDir+"/"+worldDir)
+	}
+	for _, dir := range dirs {
+		entries, err := c.s.b.List(ctx, dir)
+		if err != nil {
+			if classify(err) != faultPerson && classify(err) != faultMissing {
+				return err
+			}
+			continue
+		}
+		for _, e := range entries {
+			p, ok := logPath(e.Name)
+			if paths.InWorld(p) != (dir != historyDir) {
+				continue // the shared world's, listed from its own backend
+			}
+			if _, err := c.s.resolve("read", p); !ok || err != nil {
+				c.warn(e.Name, 0, "not the history of a memory file of this store (.history/<path>.log, for a path the library uses), so the library never reads it",
+					"Nothing to do if it is the history of a file no longer used (a fact file taken out of Options.FactFiles); otherwise remove it.")
+				continue
+			}
+			if err := c.log(ctx, e, p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// log checks the log e, the history of the memory file at p.
+func (c *checker) log(ctx context.Context, e Entry, p string) error {
+	name := e.Name
+	if e.Size <= maxLog {
+		got, ok, err := c.readable(ctx, name, maxLog)
+		if err != nil || !ok {
+			return err
+		}
+		e.Size = got.Size
+		if !cutShort(got) {
+			return c.records(ctx, name, p, got.Data)
+		}
+	}
+	c.add(name, 0, fmt.Sprintf("the history of %s is %s bytes, more than the %s the library reads of a log: its versions cannot be read or restored, and the changes of %s go unrecorded until it is smaller", p, thousands64(e.Size), thousands(maxLog), p),
+		"Move it out of .history/ (keep it if its old versions matter): the library starts a new history of "+p+" at its next change.")
+	return nil
+}
+
+// records checks the records of the log at name, the history of the
+// memory file at p.
+func (c *checker) records(ctx context.Context, name, p string, log []byte) error {
+	// Line by line, to say which line.
+	var records []journal.Record
+	var lines []int
+	n := 0
+	for data := log; len(data) > 0; {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break // a last line a crash cut: the library skips it, and the next record starts a line of its own
+		}
+		line := data[:i+1]
+		data = data[i+1:]
+		n++
+		rs, errs := journal.Decode(line)
+		if len(errs) > 0 {
+			c.add(name, n, "line "+strconv.Itoa(n)+" of the history of "+p+" is not a record (a crash of the machine cut it short, or it was edited): the library skips it, so the version it recorded cannot be read back",
+				"Nothing was lost if a crash cut it: leave it, or remove the line. Otherwise put the log back from a backup: a log is written only by the library.")
+		}
+		for _, r := range rs {
+			records = append(records, r)
+			lines = append(lines, n)
+		}
+	}
+	current, err := c.s.currentVersion(ctx, p)
+	if err != nil {
+		return err
+	}
+	for _, i := range journal.Landed(records, current) {
+		r := records[i]
+		if r.New == "" {
+			continue
+		}
+		if _, err := journal.Content(records, r.New); err != nil {
+			c.add(name, lines[i], fmt.Sprintf("the version %s of %s, recorded %s, cannot be rebuilt from its history (%v): it cannot be read back or restored", r.New, p, r.Time.Format(time.RFC3339), err),
+				"Put the log back from a backup if that version matters; otherwise leave it: the library keeps recording, and drops the version when it prunes the log.")
+		}
+	}
+	return nil
 }

@@ -446,3 +446,54 @@ func TestCheckErrors(t *testing.T) {
 		require.ErrorIs(t, err, context.Canceled)
 	})
 }
+
+// TestCheckHistory: a history that is inconsistent is reported, each
+// problem at its log's line with what to do: a line that is not a record,
+// a version that cannot be rebuilt, a log larger than the library reads,
+// a log of no memory file. A file changed outside the library since its
+// last record is no finding.
+func TestCheckHistory(t *testing.T) {
+	s, dir := open(t, nil)
+	ctx := context.Background()
+	leavesBroken(t, "the logs are broken on purpose")
+	require.NoError(t, s.Write(ctx, "facts/user.md", cleanUser))
+	require.NoError(t, s.Append(ctx, "facts/user.md", "- City: Hangzhou", ""))
+	require.NoError(t, s.Append(ctx, "episodes/2026-02.md", "## one\n- Date: 2026-02-26", ""))
+	writeFile(t, dir, "episodes/2026-02.md", readFile(t, dir, "episodes/2026-02.md")+"\n## by hand\n- Date: 2026-02-26\n")
+	findings, err := s.Check(ctx)
+	require.NoError(t, err)
+	requireFindings(t, findings)
+
+	// A line that is not a record, in the month's log.
+	month := filepath.Join(dir, ".history", "episodes", "2026-02.md.log")
+	log, err := os.ReadFile(month)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(month, append([]byte("{\"t\":\"2026-02-26T09:30:00Z\",\"op\":\"wri\n"), log...), 0o644))
+	// The user's log without its first record, whole content that the
+	// second, a delta, is applied to.
+	user := filepath.Join(dir, ".history", "facts", "user.md.log")
+	log, err = os.ReadFile(user)
+	require.NoError(t, err)
+	var lines []string // the records, without their marks
+	for _, l := range strings.SplitAfter(string(log), "\n") {
+		if l != "" && !strings.Contains(l, `"op":"landed"`) {
+			lines = append(lines, l)
+		}
+	}
+	require.Len(t, lines, 2)
+	require.NotContains(t, lines[1], `"full":true`, "the append is recorded as a delta")
+	require.NoError(t, os.WriteFile(user, []byte(lines[1]), 0o644))
+	// A log of a file the store does not use, and a log too large.
+	writeFile(t, dir, ".history/facts/notes.md.log", "")
+	writeFile(t, dir, ".history/facts/memory.md.log", "")
+	require.NoError(t, os.Truncate(filepath.Join(dir, ".history", "facts", "memory.md.log"), 256<<20+1))
+
+	findings, err = s.Check(ctx)
+	require.NoError(t, err)
+	requireFindings(t, findings,
+		want{path: ".history/episodes/2026-02.md.log", line: 1, problem: "line 1 of the history of episodes/2026-02.md is not a record", fix: "remove the line"},
+		want{path: ".history/facts/memory.md.log", problem: "the history of facts/memory.md is 268,435,457 bytes, more than the 67,108,864 the library reads of a log", fix: "Move it out of .history/"},
+		want{path: ".history/facts/notes.md.log", warning: true, problem: "not the history of a memory file of this store", fix: "Options.FactFiles"},
+		want{path: ".history/facts/user.md.log", line: 1, problem: "the version " + memory.Version(readFile(t, dir, "facts/user.md")) + " of facts/user.md, recorded 2026-02-26T09:30:00Z, cannot be rebuilt", fix: "from a backup"},
+	)
+}

@@ -249,6 +249,13 @@ func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record,
 	if err != nil {
 		return nil, hostErr(c.op, c.t.path, fmt.Errorf("history: %w", err))
 	}
+	if c.old == nil && c.ver != "" {
+		// A removal by the backend's version alone (compaction's of a
+		// part): the content it removes, for the record.
+		if got, err := s.b.Read(ctx, c.t.path, readLimit); err == nil && got.Version == c.ver && !cutShort(got) {
+			c.old = got.Data
+		}
+	}
 	now := s.now().UTC()
 	oldVer, newVer := version(c.old), version(c.data)
 	records := slices.Clip(st.records)
@@ -315,14 +322,25 @@ func (s *Store) due(records []journal.Record, st *logState, h Held, now time.Tim
 	minV, age := cmp.Or(p.MinVersions, journal.DefaultMinVersions), cmp.Or(p.MaxAge, journal.DefaultMaxAge)
 	_, appends := h.(appender)
 	switch {
-	case len(records)-st.pruned >= pruneEvery:
+	case changes(records)-changes(records[:min(st.pruned, len(records))]) >= pruneEvery:
 		return true
-	case len(records) > minV+pruneEvery && records[0].Time.Before(now.Add(-age)):
+	case changes(records) > minV+pruneEvery && records[0].Time.Before(now.Add(-age)):
 		return true
 	case !appends && st.size > rewriteMax:
 		return true
 	}
 	return false
+}
+
+// changes counts the records of changes, not their marks.
+func changes(records []journal.Record) int {
+	n := 0
+	for _, r := range records {
+		if !journal.IsMark(r) {
+			n++
+		}
+	}
+	return n
 }
 
 // rewriteMax is the size past which a log that a change rewrites whole
@@ -466,13 +484,17 @@ func (s *Store) History(ctx context.Context, path string, opts *HistoryOptions) 
 		if err != nil {
 			return nil, err
 		}
-		for i := len(changes) - 1; i >= 0; i-- { // newest first, also among changes of one time
-			if c := changes[i]; o.keeps(c) {
+		// Newest first: a file's own in the order of its chain, whatever
+		// the times (one clock tick, or clocks of several writers).
+		for _, c := range slices.Backward(changes) {
+			if o.keeps(c) {
 				out = append(out, c)
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Change) int { return b.Time.Compare(a.Time) })
+	if len(files) > 1 {
+		slices.SortStableFunc(out, func(a, b Change) int { return b.Time.Compare(a.Time) })
+	}
 	if o.Limit > 0 && len(out) > o.Limit {
 		out = out[:o.Limit]
 	}

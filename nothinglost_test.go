@@ -213,6 +213,49 @@ func TestMultiProcess(t *testing.T) {
 		require.Contains(t, facts, fmt.Sprintf("- worker %d: %d\n", w, each), "no patch lost")
 	}
 	t.Logf("%d processes × %d appends and %d patches each: all present once", workers, each, each)
+
+	// The history: every change recorded once, in the order of the
+	// file's versions.
+	requireChain(t, s, "episodes/2026-02.md", workers*each, func(i int, text string) {
+		require.Len(t, markdown.Parse([]byte(text)).Entries, i+1, "version %d of the month", i)
+	})
+	requireChain(t, s, "facts/memory.md", workers*each+1, func(i int, text string) {
+		sum := 0
+		for w := range workers {
+			var id, n int
+			at := strings.Index(text, fmt.Sprintf("- worker %d: ", w))
+			require.GreaterOrEqual(t, at, 0)
+			fmt.Sscanf(text[at:], "- worker %d: %d", &id, &n)
+			sum += n
+		}
+		require.Equal(t, i, sum, "version %d of the counters moved one patch from the one before", i)
+	})
+}
+
+// requireChain requires the history of path to be n changes, the first
+// creating it, each from the version the one before made, the last making
+// its current content, with nothing pending, and each version read back:
+// check gets the content of the i-th, from 0.
+func requireChain(t *testing.T, s *memory.Store, path string, n int, check func(i int, text string)) {
+	t.Helper()
+	ctx := context.Background()
+	h, err := s.History(ctx, path, nil)
+	require.NoError(t, err)
+	require.Len(t, h, n, "%s: every change recorded once", path)
+	text, err := s.Read(ctx, path)
+	require.NoError(t, err)
+	require.Equal(t, memory.Version(text), h[0].New, "%s: the last record makes the current content", path)
+	require.Empty(t, h[n-1].Old, "%s: the first record creates it", path)
+	for i, c := range h {
+		require.False(t, c.Pending, "%s: nothing pending", path)
+		if i > 0 {
+			require.Equal(t, c.New, h[i-1].Old, "%s: change %d follows from the one before", path, n-1-i)
+		}
+		text, err := s.ReadVersion(ctx, path, c.New)
+		require.NoError(t, err, "%s: version %d", path, n-1-i)
+		require.Equal(t, c.New, memory.Version(text))
+		check(n-1-i, text)
+	}
 }
 
 // TestCrash kills a worker process at random moments while it writes and
@@ -228,10 +271,15 @@ func TestCrash(t *testing.T) {
 	}
 	_, dir := open(t, nil)
 	rng := rand.New(rand.NewPCG(1, 2))
-	midWrite := 0            // kills that left a temporary file: the worker died mid-write
-	windows := 0             // kills between a seal's two steps: the newest part's entries shown twice
-	entries, parts := 0, 0   // the month's entries and sealed parts after the last kill
-	done := map[string]int{} // the last write ("w") and append ("a") reported done
+	midWrite := 0                // kills that left a temporary file: the worker died mid-write
+	windows := 0                 // kills between a seal's two steps: the newest part's entries shown twice
+	entries, parts := 0, 0       // the month's entries and sealed parts after the last kill
+	done := map[string]int{}     // the last write ("w") and append ("a") reported done
+	versions := map[string]int{} // of facts/user.md: Version(crashVersion(n)) → n
+	unlanded := 0                // records of changes a kill stopped after their record
+	for n := range 20000 {
+		versions[memory.Version(crashVersion(n))] = n
+	}
 	for k := range kills {
 		cmd := startWorker(t, "crash", dir, 0, 0)
 		out, err := cmd.StdoutPipe()
@@ -293,10 +341,71 @@ func TestCrash(t *testing.T) {
 		}
 		require.GreaterOrEqual(t, len(m.entries), done["a"], "kill %d: an append reported done was lost", k)
 		entries, parts = len(m.entries), len(m.files)-1
+		unlanded = crashHistory(t, s, dir, k, k == kills-1, versions)
 		require.NoError(t, s.Close())
 	}
-	t.Logf("%d kills survived (%d of them mid-write, leaving a temporary file; %d between a seal's two steps); %d entries appended in %d sealed parts and the month's file, %s versions written in all",
-		kills, midWrite, windows, entries, parts, strings.TrimPrefix(markdown.Parse([]byte(readFile(t, dir, "facts/user.md"))).Summary.Text, "version "))
+	t.Logf("%d kills survived (%d of them mid-write, leaving a temporary file; %d between a seal's two steps; %d records of changes that did not land in the logs); %d entries appended in %d sealed parts and the month's file, %s versions written in all",
+		kills, midWrite, windows, unlanded, entries, parts, strings.TrimPrefix(markdown.Parse([]byte(readFile(t, dir, "facts/user.md"))).Summary.Text, "version "))
+}
+
+// crashHistory checks the history after a kill of TestCrash: the writes
+// of facts/user.md (n a version's number in versions) recorded each once,
+// in order, from its first version to its current one; the month's file
+// and its parts each a chain of changes ending at its current content;
+// nothing pending, since only the library changed the files (a kill
+// between a change's record and its write leaves a record that did not
+// land, which the history leaves out); the newest versions read back, and
+// every one when all; and Check finding nothing in the logs. It returns
+// how many records in the logs of dir did not land.
+func crashHistory(t *testing.T, s *memory.Store, dir string, k int, all bool, versions map[string]int) (unlanded int) {
+	t.Helper()
+	ctx := context.Background()
+	files, err := s.History(ctx, "", nil)
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for _, c := range files {
+		if seen[c.Path] {
+			continue
+		}
+		seen[c.Path] = true
+		h, err := s.History(ctx, c.Path, nil)
+		require.NoError(t, err)
+		unlanded += strings.Count(readFile(t, dir, ".history/"+c.Path+".log"), "\n") - len(h)
+		text, err := s.Read(ctx, c.Path)
+		require.NoError(t, err)
+		require.Equal(t, memory.Version(text), h[0].New, "kill %d: %s: the last record makes the current content", k, c.Path)
+		require.Empty(t, h[len(h)-1].Old, "kill %d: %s: the first record creates it", k, c.Path)
+		for i, c := range h {
+			require.False(t, c.Pending, "kill %d: %s: no change without its record", k, c.Path)
+			if i > 0 {
+				require.Equal(t, c.New, h[i-1].Old, "kill %d: %s: each change follows from the one before", k, c.Path)
+			}
+			if c.Path == "facts/user.md" {
+				n, ok := versions[c.New]
+				require.True(t, ok, "kill %d: a version of facts/user.md that was written", k)
+				require.Equal(t, len(h)-i, n, "kill %d: the writes of facts/user.md recorded once each, in order", k)
+			}
+			if i < 2 || all {
+				got, err := s.ReadVersion(ctx, c.Path, c.New)
+				require.NoError(t, err, "kill %d: %s at %s", k, c.Path, c.New)
+				require.Equal(t, c.New, memory.Version(got))
+				if n, ok := versions[c.New]; ok {
+					require.Equal(t, crashVersion(n), got)
+				}
+			}
+		}
+	}
+	listed, err := s.List(ctx)
+	require.NoError(t, err)
+	for _, f := range listed {
+		require.True(t, seen[f.Path], "kill %d: %s has its history", k, f.Path)
+	}
+	findings, err := s.Check(ctx)
+	require.NoError(t, err)
+	for _, f := range findings {
+		require.False(t, strings.HasPrefix(f.Path, ".history/"), "kill %d: %s:%d: %s", k, f.Path, f.Line, f.Problem)
+	}
+	return unlanded
 }
 
 func TestHandEditsAreNotOverwritten(t *testing.T) {

@@ -282,6 +282,7 @@ func checkKilled(t *testing.T, e *env, round int, done, maybe map[string]bool) (
 		return headings(files)
 	}
 	counts := check("after the kill")
+	killHistory(t, s, fmt.Sprintf("round %d, after the kill", round))
 	for h := range done {
 		if counts[h] < 1 {
 			t.Errorf("round %d: %q was appended, and is not in the month", round, h)
@@ -317,5 +318,24 @@ func checkKilled(t *testing.T, e *env, round int, done, maybe map[string]bool) (
 			t.Errorf("round %d: %q is in the month %d times after one more append", round, h, counts[h])
 		}
 	}
+	killHistory(t, s, fmt.Sprintf("round %d, after one more append", round))
 	return twice
+}
+
+// killHistory checks the history after a kill (requireHistory): every
+// version of a fact file one of its two.
+func killHistory(t *testing.T, s *memory.Store, what string) {
+	t.Helper()
+	for p, texts := range requireHistory(t, s, what, true) {
+		name, ok := strings.CutPrefix(p, "facts/")
+		if !ok {
+			continue
+		}
+		name = strings.TrimSuffix(name, ".md")
+		for i, text := range texts {
+			if text != killFact(name, "A") && text != killFact(name, "B") {
+				t.Errorf("%s: %s: version %d is neither of its versions", what, p, i)
+			}
+		}
+	}
 }

@@ -272,6 +272,49 @@ func TestStoreProcesses(t *testing.T) {
 			t.Errorf("%s is left", lease)
 		}
 	}
+
+	// The history: every change recorded once, in the order of each
+	// file's versions: the counter's versions count up by one, the fact
+	// lines' grow by a line, the month's file by an entry (a new file
+	// after a seal).
+	versions := requireHistory(t, fresh, "after the processes", true)
+	for i, text := range versions[counterFact] {
+		if m := countFact.FindStringSubmatch(text); m == nil || m[1] != strconv.Itoa(i) {
+			t.Errorf("%s: version %d of the counter reads %q", counterFact, i, text)
+		}
+	}
+	if got := len(versions[counterFact]); got != increments+1 {
+		t.Errorf("%s: %d changes recorded, want the write and %d increments", counterFact, got, increments)
+	}
+	for i, text := range versions[linesFact] {
+		if n := strings.Count(text, "\n- helper "); n != i+1 {
+			t.Errorf("%s: version %d holds %d lines", linesFact, i, n)
+		}
+	}
+	if got := len(versions[linesFact]); got != len(wantLines) {
+		t.Errorf("%s: %d changes recorded, want %d", linesFact, got, len(wantLines))
+	}
+	prev := 0
+	for i, text := range versions[storeMonth] {
+		if n := strings.Count(text, "\n## "); n != prev+1 && n != 1 {
+			t.Errorf("%s: version %d holds %d entries, after %d", storeMonth, i, n, prev)
+		} else {
+			prev = n
+		}
+	}
+	sealed := 0
+	for p, texts := range versions {
+		if strings.HasPrefix(p, "episodes/2026-02.0") {
+			sealed += len(texts)
+		}
+	}
+	if got := len(versions[storeMonth]); got != len(wantEntries) {
+		t.Errorf("%s: %d changes recorded, want %d appends", storeMonth, got, len(wantEntries))
+	}
+	if sealed != len(files)-1 {
+		t.Errorf("%d seals recorded, for %d parts", sealed, len(files)-1)
+	}
+	t.Logf("history: %d changes of %s, %d of %s, %d of %s, %d seals", len(versions[counterFact]), counterFact, len(versions[linesFact]), linesFact, len(versions[storeMonth]), storeMonth, sealed)
 }
 
 // TestStoreSeesOtherClients: what another client does to the prefix (a

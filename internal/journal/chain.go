@@ -255,7 +255,7 @@ func deltaFor(prev []Record, old string, oldContent, newContent []byte) []byte {
 	// content.
 	at := -1
 	for i := len(prev) - 1; i >= 0; i-- {
-		if prev[i].New == old {
+		if prev[i].New == old && !IsMark(prev[i]) {
 			at = i
 			break
 		}

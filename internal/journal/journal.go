@@ -248,6 +248,12 @@ func (r *Record) check() error {
 	if !validVersion(r.Old) || !validVersion(r.New) {
 		return fmt.Errorf("%w: versions %q and %q", ErrRecord, r.Old, r.New)
 	}
+	if IsMark(*r) {
+		if r.Body != "" || r.Full {
+			return fmt.Errorf("%w: a mark with a body", ErrRecord)
+		}
+		return nil
+	}
 	switch {
 	case r.New == "" && (r.Body != "" || r.Full):
 		return fmt.Errorf("%w: a removal with a body", ErrRecord)

@@ -30,9 +30,10 @@ modules-check:
 	@if [ "$(FOUND_MODULES)" != "$(sort $(MODULES))" ]; then echo "MODULES in the Makefile: $(sort $(MODULES))"; echo "go.mod files found:     $(FOUND_MODULES)"; exit 1; fi
 
 # What the tests that need a real peer use, installed when missing: versitygw
-# (the S3 tests) and the MCP Inspector's CLI (the MCP server's tests). make
-# test installs nothing; without them those tests skip and say why.
-tools: s3-tools mcp-tools
+# (the S3 tests), the MCP Inspector's CLI (the MCP server's tests), and
+# Chromium with Playwright (the page's browser tests). make test installs
+# nothing; without them those tests skip and say why.
+tools: s3-tools mcp-tools ui-tools
 
 # Every module's tests: what a developer runs, a few minutes on two cores
 # with an empty build cache. It vets nothing beyond what go test vets, and
@@ -114,7 +115,7 @@ bench-smoke:
 # a local folder, on loopback. s3-tools installs versitygw unless it is in
 # $(go env GOPATH)/bin; without it, the s3store tests skip.
 VERSITYGW ?= github.com/versity/versitygw/cmd/versitygw@v1.8.0
-.PHONY: s3-tools test-s3store mcp-tools test-conformance
+.PHONY: s3-tools test-s3store mcp-tools test-conformance ui-tools test-browser
 s3-tools:
 	@test -x "$$($(GO) env GOPATH)/bin/versitygw" || $(GO) install $(VERSITYGW)
 
@@ -145,6 +146,29 @@ mcp-tools:
 # The conformance suite alone, against the MCP server over both transports.
 test-conformance: mcp-tools
 	cd mcpserver && $(GO) test -race -count=1 -run '^TestConformance' -v ./...
+
+# The page of mdmemory ui is tested in a real browser: Debian's Chromium
+# (/usr/bin/chromium; apt-get install chromium, done here when make runs as
+# root) driven by Playwright's playwright-core, which ui-tools installs with
+# npm into the user cache folder, where the test looks for it
+# (MDMEMORY_PLAYWRIGHT names another). No browser is downloaded: the test
+# launches Chromium by its path. Keep the version in step with
+# playwrightVersion in cmd/mdmemory/internal/ui/browser_test.go.
+PLAYWRIGHT_VERSION ?= 1.64.1
+UI_TOOLS_DIR       ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mdmemory/playwright-core-$(PLAYWRIGHT_VERSION)
+ui-tools:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			DEBIAN_FRONTEND=noninteractive apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium || exit 1; \
+		else echo "no /usr/bin/chromium (apt-get install chromium, as root): the browser tests will skip"; fi; fi; \
+	if ! command -v npm >/dev/null; then echo "npm not found: the browser tests will skip"; exit 0; fi; \
+	if [ ! -f "$(UI_TOOLS_DIR)/node_modules/playwright-core/index.mjs" ]; then \
+		npm install --prefix "$(UI_TOOLS_DIR)" --no-audit --no-fund --loglevel=error playwright-core@$(PLAYWRIGHT_VERSION) || exit 1; fi
+
+# The browser tests alone; MDMEMORY_SCREENSHOTS=DIR also saves a picture of
+# each page there (docs/ui/ holds the README's).
+test-browser: ui-tools
+	cd cmd/mdmemory && $(GO) test -count=1 -run '^TestBrowser' -v ./internal/ui/
 
 # Search side by side with SQLite FTS5 and ripgrep on the same corpus: the
 # peers' script generates it and measures them, then the Go benchmark runs

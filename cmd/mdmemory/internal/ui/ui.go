@@ -137,7 +137,11 @@ func (h *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Content-Security-Policy", "default-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer a browser sends
+	// "Origin: null" with the page's own forms, which the Origin check
+	// refuses; same-origin still tells no other site where a link came
+	// from.
+	hd.Set("Referrer-Policy", "same-origin")
 	hd.Set("Cache-Control", "no-store")
 	if strings.HasPrefix(r.URL.Path, "/static/") && r.Method == http.MethodGet {
 		hd.Set("Cache-Control", "max-age=3600")

@@ -144,7 +144,7 @@ func TestSecurityHeaders(t *testing.T) {
 	for h, want := range map[string]string{
 		"X-Frame-Options":        "DENY",
 		"X-Content-Type-Options": "nosniff",
-		"Referrer-Policy":        "no-referrer",
+		"Referrer-Policy":        "same-origin", // not no-referrer, under which a browser's forms carry "Origin: null" (TestBrowser)
 	} {
 		if got := resp.Header.Get(h); got != want {
 			t.Errorf("%s: %q, want %q", h, got, want)

@@ -508,3 +508,26 @@ func TestProceduresSearchedWhenRootUnlisted(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"procedures.md", "facts/user.md"}, paths)
 }
+
+// TestSetPersona: the person's write of persona.md, only at the version
+// read, held to the rules of text, recorded in the history; the tools
+// still may not change it.
+func TestSetPersona(t *testing.T) {
+	s, dir := open(t, nil)
+	ctx := memory.WithActor(context.Background(), "person")
+	require.NoError(t, s.SetPersona(ctx, "I am Ada.\n", ""))
+	require.ErrorIs(t, s.SetPersona(ctx, "I am Bob.\n", ""), memory.ErrConflict, "it exists: not at version \"\"")
+	require.NoError(t, s.SetPersona(ctx, "I am Bob.\n", memory.Version("I am Ada.\n")))
+	require.ErrorIs(t, s.SetPersona(ctx, "bad\x00", memory.Version("I am Bob.\n")), memory.ErrInvalidContent)
+	b, err := os.ReadFile(filepath.Join(dir, "persona.md"))
+	require.NoError(t, err)
+	require.Equal(t, "I am Bob.\n", string(b))
+	h, err := s.History(ctx, "persona.md", nil)
+	require.NoError(t, err)
+	require.Len(t, h, 2)
+	require.Equal(t, "person", h[0].Actor)
+	require.ErrorIs(t, s.Write(ctx, "persona.md", "x"), memory.ErrInvalidPath, "no tool or Store.Write changes it")
+
+	s.Close()
+	require.ErrorIs(t, s.SetPersona(ctx, "x\n", ""), memory.ErrClosed)
+}

@@ -114,3 +114,12 @@ type Entry struct {
 // read. The Store reads it again and redoes its change; only a change the
 // conversation has not seen reaches the model, as [ErrConflict].
 var ErrChanged = errors.New("file changed since it was read")
+
+// appender is a held lock that appends to a file, durably when sync is
+// set: a Dir's, for the logs. One that wraps another's returns errNoAppend
+// when that one cannot.
+type appender interface {
+	Append(ctx context.Context, name string, data []byte, sync bool) error
+}
+
+var errNoAppend = errors.New("the lock cannot append")

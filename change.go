@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
-	"time"
 )
 
 // The change path. Every write or removal of a file of the store (by the
@@ -15,21 +13,6 @@ import (
 // update, the one read-modify-write loop. commit holds the change to the
 // rules of its kind of file, each written once in the table below, and
 // records it in the file's history (history.go) before it makes it.
-
-// A change is one write or removal of a file.
-type change struct {
-	op   string // the operation, for errors: "write", "append", "compact", …
-	as   string // the operation as the history names it, when not op: "seal"
-	t    target
-	old  []byte // the content read; nil when the file did not exist
-	ver  string // the version read; "" when the file did not exist
-	data []byte // the new content; nil removes the file
-}
-
-// grows reports whether the change makes the file larger. A change that
-// does not is allowed by every limit, so that a file a person made too
-// large, or a folder over its budget, can be condensed in steps.
-func (c *change) grows() bool { return c.data != nil && len(c.data) > len(c.old) }
 
 // A rule is one rule a change of some kind of file must keep.
 type rule struct {
@@ -178,11 +161,6 @@ func (s *Store) update(ctx context.Context, op string, t target, check guard, f 
 	return data, nil
 }
 
-// maxLost bounds the races a change may lose in a row before it gives up:
-// with a lock that holds, it loses only to a person's editor or to a writer
-// on a backend without locks, and a few rounds settle it.
-const maxLost = 50
-
 // lockName is what a change of t locks: the facts/ folder for a fact file
 // and world/ for a world topic, whose budgets span the folder; the file
 // itself otherwise.
@@ -194,23 +172,6 @@ func (t target) lockName() string {
 		return worldDir + "/"
 	}
 	return t.path
-}
-
-// backoff waits before the next round of a change that lost a race: not at
-// all after the first loss, then a random time up to 1 ms, 2 ms, … 64 ms,
-// so that writers who collided do not collide again.
-func backoff(ctx context.Context, lost int) error {
-	if lost == 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(rand.N(time.Millisecond << min(lost-1, 6)))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // locked runs f in the Store's turn and under the backend's lock on name

@@ -156,7 +156,7 @@ func (s *Store) Check(ctx context.Context) ([]Finding, error) {
 	c.worldBudget(entries)
 	c.sealed(entries)
 	if err := c.history(ctx); err != nil {
-		return nil, hostErr(op, historyDir, err)
+		return nil, hostErr(op, paths.HistoryDir, err)
 	}
 	slices.SortStableFunc(c.out, func(a, b Finding) int {
 		if n := strings.Compare(a.Path, b.Path); n != 0 {
@@ -584,9 +584,9 @@ func (c *checker) rootBody(t target, d *markdown.Doc) {
 // file of this store. A file changed outside the library since its last
 // record is no finding: its next change records it.
 func (c *checker) history(ctx context.Context) error {
-	dirs := []string{historyDir}
+	dirs := []string{paths.HistoryDir}
 	if c.s.opts.World != nil {
-		dirs = append(dirs, historyDir+"/"+worldDir)
+		dirs = append(dirs, paths.HistoryDir+"/"+worldDir)
 	}
 	for _, dir := range dirs {
 		entries, err := c.s.b.List(ctx, dir)
@@ -598,7 +598,7 @@ func (c *checker) history(ctx context.Context) error {
 		}
 		for _, e := range entries {
 			p, ok := logPath(e.Name)
-			if paths.InWorld(p) != (dir != historyDir) {
+			if paths.InWorld(p) != (dir != paths.HistoryDir) {
 				continue // the shared world's, listed from its own backend
 			}
 			if _, err := c.s.resolve("read", p); !ok || err != nil {

@@ -1,14 +1,12 @@
 package memory
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mdmemory/memory/internal/journal"
@@ -44,26 +42,6 @@ type Change struct {
 	Pending bool `json:",omitempty"`
 }
 
-// HistoryPolicy bounds the history a Store keeps. The zero value keeps it
-// on: every version of the last 90 days, at least the last 20 of each file
-// whatever their age, and at most 64 MiB of logs in all.
-type HistoryPolicy struct {
-	// Off records nothing: the logs there are stay as they are.
-	Off bool
-	// MaxAge keeps every version younger. 0 means 90 days.
-	MaxAge time.Duration
-	// MinVersions keeps at least the last so many versions of each file,
-	// whatever their age. 0 means 20.
-	MinVersions int
-	// MaxBytes bounds the size of all the logs of a backend together: each
-	// log gets its share, its oldest versions going first, never the
-	// current one. 0 means 64 MiB.
-	MaxBytes int64
-}
-
-// defaultHistoryBytes is HistoryPolicy.MaxBytes when 0.
-const defaultHistoryBytes = 64 << 20
-
 // HistoryOptions narrow [Store.History]. A nil *HistoryOptions gives every
 // change.
 type HistoryOptions struct {
@@ -75,347 +53,6 @@ type HistoryOptions struct {
 	// Since and Until keep the changes recorded in [Since, Until); a zero
 	// time bounds nothing.
 	Since, Until time.Time
-}
-
-// historyDir is the hidden folder of the logs, on each backend.
-const historyDir = ".history"
-
-// logName is the log of the memory file at p: ".history/facts/user.md.log".
-func logName(p string) string { return historyDir + "/" + p + ".log" }
-
-// logPath is the memory file a log is of, or false for a name that is no
-// log.
-func logPath(name string) (string, bool) {
-	p, ok := strings.CutPrefix(name, historyDir+"/")
-	if !ok {
-		return "", false
-	}
-	return strings.CutSuffix(p, ".log")
-}
-
-// An actor travels in the context of a change.
-type actorKey struct{}
-
-type actor struct{ name, via string }
-
-// WithActor returns ctx with name as the actor of the changes made with
-// it: a host's name for the person or program behind a [Store] method or a
-// [Store.NewSession] conversation ("cli", "ui", "nightly-import"). A
-// conversation the host named ([Store.Session]) records its id instead.
-func WithActor(ctx context.Context, name string) context.Context {
-	a, _ := ctx.Value(actorKey{}).(actor)
-	a.name = name
-	return context.WithValue(ctx, actorKey{}, a)
-}
-
-// withVia marks the changes made with ctx as made by via ("reflector",
-// "compaction") on the actor's behalf.
-func withVia(ctx context.Context, via string) context.Context {
-	a, _ := ctx.Value(actorKey{}).(actor)
-	a.via = via
-	return context.WithValue(ctx, actorKey{}, a)
-}
-
-// actorOf is who makes the changes made with ctx, as the history records
-// it.
-func actorOf(ctx context.Context) string {
-	a, _ := ctx.Value(actorKey{}).(actor)
-	switch {
-	case a.via == "":
-		return a.name
-	case a.name == "":
-		return a.via
-	}
-	return a.via + " (" + a.name + ")"
-}
-
-// histOp is the history's name of a change's operation.
-func histOp(c *change) string {
-	if c.as != "" {
-		return c.as
-	}
-	switch c.op {
-	case "write", "patch", "append", "seal", "compact", "restore":
-		return c.op
-	}
-	if c.data == nil {
-		return "remove"
-	}
-	return "write"
-}
-
-// logs is what a Store knows of the logs it wrote: their records, while
-// the log is the size it was.
-type logs struct {
-	mu sync.Mutex
-	by map[string]*logState // by log name
-}
-
-// maxLogs bounds the logs a Store remembers; it forgets them all past it.
-const maxLogs = 64
-
-type logState struct {
-	size    int64
-	records []journal.Record
-	pruned  int // len(records) when the log was last pruned or read
-}
-
-func (l *logs) get(name string) *logState {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.by[name]
-}
-
-func (l *logs) put(name string, st *logState) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.by == nil || len(l.by) >= maxLogs {
-		l.by = map[string]*logState{}
-	}
-	l.by[name] = st
-}
-
-func (l *logs) forget() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.by = nil
-}
-
-// maxLog bounds how much of a log the library reads: a log a person (or a
-// bug) made larger is history that cannot be read, which Check reports,
-// and a change of its file prunes it first.
-const maxLog = 64 << 20
-
-// errLogTooLarge is the error of a log larger than maxLog.
-var errLogTooLarge = errors.New("log too large")
-
-// readLog reads and decodes the log at name: its records, size and
-// version; none when it does not exist.
-func (s *Store) readLog(ctx context.Context, name string) (*logState, string, error) {
-	c, err := s.b.Read(ctx, name, maxLog)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return &logState{}, "", nil
-	case err != nil:
-		return nil, "", err
-	case cutShort(c):
-		return nil, "", fmt.Errorf("%w: %s is %s bytes, more than the %s the library reads of a log", errLogTooLarge, name, thousands64(c.Size), thousands(maxLog))
-	}
-	records, _ := journal.Decode(c.Data) // a line that does not parse is skipped; Check reports it
-	return &logState{size: c.Size, records: records, pruned: len(records)}, c.Version, nil
-}
-
-// logOf returns the records of the log at name, from what the Store knows
-// when the log is still the size it left it, else read again.
-func (s *Store) logOf(ctx context.Context, name string) (*logState, error) {
-	if st := s.hist.get(name); st != nil {
-		c, err := s.b.Read(ctx, name, 0)
-		if err == nil && c.Size == st.size || errors.Is(err, fs.ErrNotExist) && st.size == 0 {
-			return st, nil
-		}
-	}
-	st, _, err := s.readLog(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	s.hist.put(name, st)
-	return st, nil
-}
-
-// appender is a held lock that appends to a file, durably when sync is
-// set: a Dir's, for the logs. One that wraps another's returns errNoAppend
-// when that one cannot.
-type appender interface {
-	Append(ctx context.Context, name string, data []byte, sync bool) error
-}
-
-var errNoAppend = errors.New("the lock cannot append")
-
-// record writes the record of the change c to its file's log, before c is
-// made, through the lock h: first, when the file is not at the version
-// the log ends at, the record of the change made outside the library that
-// brought it there, with its content. It returns the record, for mark.
-func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record, error) {
-	if s.opts.History.Off || c.t.cache {
-		return nil, nil
-	}
-	name := logName(c.t.path)
-	st, err := s.logOf(ctx, name)
-	if errors.Is(err, errLogTooLarge) {
-		// A log someone made larger than the library reads: its file's
-		// changes go unrecorded, rather than fail, and Check reports it.
-		return nil, nil
-	}
-	if err != nil {
-		return nil, hostErr(c.op, c.t.path, fmt.Errorf("history: %w", err))
-	}
-	if c.old == nil && c.ver != "" {
-		// A removal by the backend's version alone (compaction's of a
-		// part): the content it removes, for the record.
-		if got, err := s.b.Read(ctx, c.t.path, readLimit); err == nil && got.Version == c.ver && !cutShort(got) {
-			c.old = got.Data
-		}
-	}
-	now := s.now().UTC()
-	oldVer, newVer := version(c.old), version(c.data)
-	records := slices.Clip(st.records)
-	var add []journal.Record
-	if end := journal.End(records, journal.Landed(records, oldVer)); end != oldVer {
-		r := journal.NewRecord(records, journal.Outside, "", end, nil, oldVer, c.old, now)
-		add, records = append(add, r), append(records, r)
-	}
-	r := journal.NewRecord(records, histOp(c), actorOf(ctx), oldVer, c.old, newVer, c.data, now)
-	add, records = append(add, r), append(records, r)
-	line := journal.Encode(add)
-	if err := s.appendLog(ctx, h, name, line, true); err != nil {
-		s.hist.put(name, nil)
-		return nil, hostErr(c.op, c.t.path, fmt.Errorf("history: %w", err))
-	}
-	// A log whose last line a crash cut gets a newline first, and is then
-	// not this size: the next change reads it again.
-	s.hist.put(name, &logState{size: st.size + int64(len(line)), records: records, pruned: st.pruned})
-	if s.due(records, st, h, now) {
-		s.prune(ctx, h, c.t.path, newVer)
-	}
-	return &r, nil
-}
-
-// mark adds to the log of the change c the mark that says whether its
-// record r landed (err nil) or not (err wraps ErrChanged: the write lost a
-// race); it adds none for another failure, whose outcome the chain of
-// versions tells. A mark is not made durable: a crash that loses it
-// leaves the chain to tell, as without it.
-func (s *Store) mark(ctx context.Context, h Held, c *change, r *journal.Record, err error) {
-	op := journal.MarkLanded
-	switch {
-	case r == nil:
-		return
-	case errors.Is(err, ErrChanged):
-		op = journal.MarkAborted
-	case err != nil:
-		return
-	}
-	m := journal.Mark(op, *r, r.Time)
-	name := logName(c.t.path)
-	line := journal.Encode([]journal.Record{m})
-	if s.appendLog(ctx, h, name, line, false) != nil {
-		s.hist.put(name, nil)
-		return
-	}
-	if st := s.hist.get(name); st != nil {
-		s.hist.put(name, &logState{size: st.size + int64(len(line)), records: append(slices.Clip(st.records), m), pruned: st.pruned})
-	}
-}
-
-// pruneEvery is how many records a log gains in one Store between two
-// prunings.
-const pruneEvery = 32
-
-// due reports whether the log of records, as st read it, is to be pruned
-// now: it gained pruneEvery records since this Store read or pruned it;
-// or, whatever Store wrote them (a command that makes one change and
-// exits), it holds pruneEvery more than the versions always kept, the
-// oldest past the age kept; or it is larger than a log the backend
-// rewrites at each change (S3) should be.
-func (s *Store) due(records []journal.Record, st *logState, h Held, now time.Time) bool {
-	p := s.policy(1)
-	minV, age := cmp.Or(p.MinVersions, journal.DefaultMinVersions), cmp.Or(p.MaxAge, journal.DefaultMaxAge)
-	_, appends := h.(appender)
-	switch {
-	case changes(records)-changes(records[:min(st.pruned, len(records))]) >= pruneEvery:
-		return true
-	case changes(records) > minV+pruneEvery && records[0].Time.Before(now.Add(-age)):
-		return true
-	case !appends && st.size > rewriteMax:
-		return true
-	}
-	return false
-}
-
-// changes counts the records of changes, not their marks.
-func changes(records []journal.Record) int {
-	n := 0
-	for _, r := range records {
-		if !journal.IsMark(r) {
-			n++
-		}
-	}
-	return n
-}
-
-// rewriteMax is the size past which a log that a change rewrites whole
-// (on S3) is pruned at each change: each change reads and writes it.
-const rewriteMax = 1 << 20
-
-// appendLog adds line to the log at name: appended (durably when sync is
-// set) where the lock can, else read, added to and written back only if
-// unchanged meanwhile.
-func (s *Store) appendLog(ctx context.Context, h Held, name string, line []byte, sync bool) error {
-	if a, ok := h.(appender); ok {
-		if err := a.Append(ctx, name, line, sync); !errors.Is(err, errNoAppend) {
-			return err
-		}
-	}
-	for lost := 0; ; lost++ {
-		c, err := s.b.Read(ctx, name, maxLog)
-		var log []byte
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
-			return err
-		case cutShort(c):
-			return fmt.Errorf("%s is over %s bytes", name, thousands(maxLog))
-		default:
-			log = c.Data
-		}
-		if len(log) > 0 && log[len(log)-1] != '\n' {
-			log = append(log, '\n')
-		}
-		_, err = h.Write(ctx, name, append(log, line...), c.Version)
-		if !errors.Is(err, ErrChanged) || lost == maxLost {
-			return err
-		}
-		if err := backoff(ctx, lost); err != nil {
-			return err
-		}
-	}
-}
-
-// policy is the journal's policy for one of n logs.
-func (s *Store) policy(n int) journal.Policy {
-	p := s.opts.History
-	total := p.MaxBytes
-	if total == 0 {
-		total = defaultHistoryBytes
-	}
-	return journal.Policy{MaxAge: p.MaxAge, MinVersions: p.MinVersions, MaxBytes: int(total / int64(max(n, 1)))}
-}
-
-// prune rewrites the log of the file at p without the records the policy
-// lets go, when there are some; current is the file's version once the
-// change under way lands. Pruning is housekeeping: a failure leaves the
-// log as it was, for the next time.
-func (s *Store) prune(ctx context.Context, h Held, p, current string) {
-	name := logName(p)
-	st, v, err := s.readLog(ctx, name)
-	if err != nil || st.size == 0 {
-		return
-	}
-	n := 1
-	if all, err := s.b.List(ctx, historyDir); err == nil {
-		n = len(all)
-	}
-	kept := journal.Prune(st.records, current, s.now().UTC(), s.policy(n))
-	if len(kept) == len(st.records) {
-		s.hist.put(name, &logState{size: st.size, records: st.records, pruned: len(st.records)})
-		return
-	}
-	data := journal.Encode(kept)
-	if _, err := h.Write(ctx, name, data, v); err != nil {
-		s.hist.put(name, nil)
-		return
-	}
-	s.hist.put(name, &logState{size: int64(len(data)), records: kept, pruned: len(kept)})
 }
 
 // pruneAll prunes the log of every file, under the lock its changes take.
@@ -431,7 +68,7 @@ func (s *Store) pruneAll(ctx context.Context) error {
 	defer end()
 	files, err := s.logged(ctx)
 	if err != nil {
-		return hostErr(op, historyDir, err)
+		return hostErr(op, paths.HistoryDir, err)
 	}
 	for _, p := range files {
 		t, err := s.resolve("read", p)
@@ -516,9 +153,9 @@ func (o HistoryOptions) keeps(c Change) bool {
 
 // logged lists the memory files that have a log, on every backend.
 func (s *Store) logged(ctx context.Context) ([]string, error) {
-	dirs := []string{historyDir}
+	dirs := []string{paths.HistoryDir}
 	if s.opts.World != nil {
-		dirs = append(dirs, historyDir+"/"+paths.WorldDir)
+		dirs = append(dirs, paths.HistoryDir+"/"+paths.WorldDir)
 	}
 	seen := map[string]bool{}
 	var files []string
@@ -529,7 +166,7 @@ func (s *Store) logged(ctx context.Context) ([]string, error) {
 		}
 		for _, e := range entries {
 			p, ok := logPath(e.Name)
-			if !ok || seen[p] || (paths.InWorld(p) != (dir != historyDir)) {
+			if !ok || seen[p] || (paths.InWorld(p) != (dir != paths.HistoryDir)) {
 				continue
 			}
 			if _, err := s.resolve("read", p); err != nil {

@@ -88,7 +88,7 @@ func (b split) List(ctx context.Context, dir string) ([]Entry, error) {
 // inWorld reports a name of the shared backend: a world topic, and its
 // history's log.
 func inWorld(name string) bool {
-	return paths.InWorld(name) || paths.InWorld(strings.TrimPrefix(name, historyDir+"/"))
+	return paths.InWorld(name) || paths.InWorld(strings.TrimPrefix(name, paths.HistoryDir+"/"))
 }
 
 // Append appends through the lock of the backend that holds name, where

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mdmemory/memory/internal/factguard"
+	"github.com/mdmemory/memory/internal/journal"
 	"github.com/mdmemory/memory/internal/markdown"
 	"github.com/mdmemory/memory/internal/paths"
 )
@@ -246,13 +247,13 @@ func fillOptions(opts *Options) (Options, error) {
 func newStore(b Backend, o Options) (*Store, error) {
 	own := []string{".", paths.FactsDir, paths.EpisodesDir, paths.EpisodesDir + "/" + paths.ArchiveDir, cacheDir}
 	for _, f := range own[:4] {
-		own = append(own, path.Join(historyDir, f)) // the logs' rewrites
+		own = append(own, path.Join(paths.HistoryDir, f)) // the logs' rewrites
 	}
 	if err := sweep(b, o.LockTimeout, own...); err != nil {
 		return nil, err
 	}
 	if o.World != nil {
-		if err := sweep(o.World, o.LockTimeout, paths.WorldDir, historyDir+"/"+paths.WorldDir); err != nil {
+		if err := sweep(o.World, o.LockTimeout, paths.WorldDir, paths.HistoryDir+"/"+paths.WorldDir); err != nil {
 			return nil, err
 		}
 		b = split{own: b, world: o.World}
@@ -495,4 +496,61 @@ func (c *docCache) forget() {
 type cachedHead struct {
 	tag  string
 	info FileInfo
+}
+
+// HistoryPolicy bounds the history a Store keeps. The zero value keeps it
+// on: every version of the last 90 days, at least the last 20 of each file
+// whatever their age, and at most 64 MiB of logs in all.
+type HistoryPolicy struct {
+	// Off records nothing: the logs there are stay as they are.
+	Off bool
+	// MaxAge keeps every version younger. 0 means 90 days.
+	MaxAge time.Duration
+	// MinVersions keeps at least the last so many versions of each file,
+	// whatever their age. 0 means 20.
+	MinVersions int
+	// MaxBytes bounds the size of all the logs of a backend together: each
+	// log gets its share, its oldest versions going first, never the
+	// current one. 0 means 64 MiB.
+	MaxBytes int64
+}
+
+// defaultHistoryBytes is HistoryPolicy.MaxBytes when 0.
+const defaultHistoryBytes = 64 << 20
+
+// logs is what a Store knows of the logs it wrote: their records, while
+// the log is the size it was.
+type logs struct {
+	mu sync.Mutex
+	by map[string]*logState // by log name
+}
+
+// maxLogs bounds the logs a Store remembers; it forgets them all past it.
+const maxLogs = 64
+
+type logState struct {
+	size    int64
+	records []journal.Record
+	pruned  int // len(records) when the log was last pruned or read
+}
+
+func (l *logs) get(name string) *logState {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.by[name]
+}
+
+func (l *logs) put(name string, st *logState) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.by == nil || len(l.by) >= maxLogs {
+		l.by = map[string]*logState{}
+	}
+	l.by[name] = st
+}
+
+func (l *logs) forget() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.by = nil
 }

@@ -36,6 +36,7 @@ const (
 	EpisodesDir = "episodes" // the months' files and parts
 	WorldDir    = "world"    // the shared world topics
 	ArchiveDir  = "archive"  // in EpisodesDir: the originals Compact keeps
+	HistoryDir  = ".history" // the history's logs, on each backend: hidden, no path of the grammar
 
 	ProceduresFile = "procedures.md" // the rules learned from experience
 	PersonaFile    = "persona.md"    // the person's own file, written by hand

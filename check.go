@@ -648,9 +648,9 @@ func (c *checker) records(ctx context.Context, name, p string, log []byte) error
 		data = data[i+1:]
 		n++
 		rs, errs := journal.Decode(line)
-		if len(errs) > 0 {
-			c.add(name, n, "line "+strconv.Itoa(n)+" of the history of "+p+" is not a record (a crash of the machine cut it short, or it was edited): the library skips it, so the version it recorded cannot be read back",
-				"Nothing was lost if a crash cut it: leave it, or remove the line. Otherwise put the log back from a backup: a log is written only by the library.")
+		if len(errs) > 0 && !journal.Cut(line) {
+			c.add(name, n, "line "+strconv.Itoa(n)+" of the history of "+p+" is not a record (it was edited): the library skips it, so the version it recorded cannot be read back",
+				"Put the log back from a backup: a log is written only by the library.")
 		}
 		for _, r := range rs {
 			records = append(records, r)

@@ -468,7 +468,7 @@ func TestCheckHistory(t *testing.T) {
 	month := filepath.Join(dir, ".history", "episodes", "2026-02.md.log")
 	log, err := os.ReadFile(month)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(month, append([]byte("{\"t\":\"2026-02-26T09:30:00Z\",\"op\":\"wri\n"), log...), 0o644))
+	require.NoError(t, os.WriteFile(month, append([]byte("{\"t\":\"2026-02-26T09:30:00Z\",\"op\":\"write\",\"new\":\"x\"}\n"), log...), 0o644))
 	// The user's log without its first record, whole content that the
 	// second, a delta, is applied to.
 	user := filepath.Join(dir, ".history", "facts", "user.md.log")
@@ -491,7 +491,7 @@ func TestCheckHistory(t *testing.T) {
 	findings, err = s.Check(ctx)
 	require.NoError(t, err)
 	requireFindings(t, findings,
-		want{path: ".history/episodes/2026-02.md.log", line: 1, problem: "line 1 of the history of episodes/2026-02.md is not a record", fix: "remove the line"},
+		want{path: ".history/episodes/2026-02.md.log", line: 1, problem: "line 1 of the history of episodes/2026-02.md is not a record", fix: "Put the log back from a backup"},
 		want{path: ".history/facts/memory.md.log", problem: "the history of facts/memory.md is 268,435,457 bytes, more than the 67,108,864 the library reads of a log", fix: "Move it out of .history/"},
 		want{path: ".history/facts/notes.md.log", warning: true, problem: "not the history of a memory file of this store", fix: "Options.FactFiles"},
 		want{path: ".history/facts/user.md.log", line: 1, problem: "the version " + memory.Version(readFile(t, dir, "facts/user.md")) + " of facts/user.md, recorded 2026-02-26T09:30:00Z, cannot be rebuilt", fix: "from a backup"},

@@ -97,6 +97,22 @@ func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e
 // Unwrap returns e.Err.
 func (e *LineError) Unwrap() error { return e.Err }
 
+// Cut reports whether line, one that Decode does not take, is the start
+// of a record whose write a kill cut short (a kill can stop a write
+// between two pages): the change it recorded was never made, since the
+// change path makes it only once its record is whole, so nothing of it
+// is lost.
+func Cut(line []byte) bool {
+	line = bytes.TrimSuffix(line, []byte{'\n'})
+	if !bytes.HasPrefix(line, []byte(`{"t":"`)) {
+		return false
+	}
+	var v any
+	var se *json.SyntaxError
+	err := json.Unmarshal(line, &v)
+	return errors.As(err, &se) && se.Offset >= int64(len(line))
+}
+
 // line is a record as a line of a log holds it.
 type line struct {
 	T     string `json:"t"`

@@ -63,3 +63,14 @@ func TestMarks(t *testing.T) {
 		require.Equal(t, []int8{0}, marks([]Record{Mark(MarkLanded, r, now)}), "a mark of nothing marks nothing")
 	})
 }
+
+// TestCut: a record a kill cut short is told from a line someone edited.
+func TestCut(t *testing.T) {
+	whole := Append(nil, Record{Time: time.Now(), Op: "write", New: Version([]byte("x")), Full: true, Body: "d1;1+1:x"})
+	for n := 6; n < len(whole)-1; n++ {
+		require.True(t, Cut(whole[:n]), "cut at %d", n)
+	}
+	require.False(t, Cut([]byte("hello\n")))
+	require.False(t, Cut([]byte(`{"t":"x"} trailing`)))
+	require.False(t, Cut(whole), "whole")
+}

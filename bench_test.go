@@ -256,22 +256,35 @@ func BenchmarkAppendFactLine(b *testing.B) {
 			}
 		}
 	}
+	// run appends the lines; each iteration also does one floor replace
+	// (BenchmarkDiskFloor), timed apart, so that the ratio compares the
+	// two in the same moments of a noisy disk.
 	run := func(b *testing.B, s *memory.Store, paths []string) {
+		floorDir := b.TempDir()
+		floor := []byte(strings.Repeat("x", 2047) + "\n")
+		var ops, floors time.Duration
 		n := 0
 		for b.Loop() {
+			start := time.Now()
 			line := fmt.Sprintf("- Colleague %d: Li Wei %d, designer, sits by window %d", n, n, n)
 			if err := s.Append(ctx, paths[n%len(paths)], line, ""); err != nil {
 				b.Fatal(err)
 			}
+			mid := time.Now()
+			floorReplace(b, floorDir, floor)
+			ops, floors = ops+mid.Sub(start), floors+time.Since(mid)
 			n++
 		}
+		b.ReportMetric(float64(ops)/float64(floors), "append/floor")
 	}
-	b.Run("facts", func(b *testing.B) {
-		s, _ := open(b, &memory.Options{FactsBudget: 1 << 20})
-		paths := []string{"facts/user.md", "facts/memory.md"}
-		fill(b, s, paths)
-		run(b, s, paths)
-	})
+	for _, mode := range []string{"off", "history"} {
+		b.Run("facts/"+mode, func(b *testing.B) {
+			s, _ := open(b, &memory.Options{FactsBudget: 1 << 20, History: memory.HistoryPolicy{Off: mode == "off"}})
+			paths := []string{"facts/user.md", "facts/memory.md"}
+			fill(b, s, paths)
+			run(b, s, paths)
+		})
+	}
 	b.Run("world-30-topics", func(b *testing.B) {
 		w, err := memory.OpenDir(b.TempDir(), 0)
 		if err != nil {

@@ -126,7 +126,7 @@ func TestBrowser(t *testing.T) {
 	must(t, err)
 	t.Cleanup(func() { s.Close() })
 	plantBrowserMemory(t, s)
-	page := New(s, nil) // a token made at random, as mdmemory ui makes one
+	page := New(s, nil)             // a token made at random, as mdmemory ui makes one
 	srv := httptest.NewServer(page) // 127.0.0.1, a free port
 	t.Cleanup(srv.Close)
 

@@ -35,24 +35,37 @@ const testToken = "0123456789abcdef0123"
 func newPage(t *testing.T, opts *Options) *page {
 	t.Helper()
 	p := newPageOut(t, opts)
+	p.login()
+	return p
+}
+
+// login logs in with the token in the address.
+func (p *page) login() {
+	t := p.t
+	t.Helper()
 	resp, err := p.c.Get(p.srv.URL + "/?token=" + url.QueryEscape(p.ui.Token()))
 	must(t, err)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" {
 		t.Fatalf("log in: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	return p
 }
 
 // newPageOut is newPage without the login.
 func newPageOut(t *testing.T, opts *Options) *page {
+	t.Helper()
+	return newPageWith(t, nil, opts)
+}
+
+// newPageWith is newPageOut of a memory opened with mopts.
+func newPageWith(t *testing.T, mopts *memory.Options, opts *Options) *page {
 	t.Helper()
 	o := Options{Token: testToken}
 	if opts != nil {
 		o = *opts
 	}
 	dir := t.TempDir()
-	s, err := memory.Open(dir, nil)
+	s, err := memory.Open(dir, mopts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"flag"
 	"fmt"
 	"net"
@@ -26,24 +27,46 @@ showed: a change made meanwhile, by the agent or in an editor, is never
 overwritten; the page shows both texts to merge. The history records the
 page's changes as made by "ui".
 
-A loopback address (the default, a port alone, localhost) serves this
-machine only. Any other address needs the token of mdmemory mcp --http,
-from --token-file FILE or $MDMEMORY_TOKEN: open the printed address with
-?token=TOKEN once (or type the token into the login form), and the browser
-gets a session cookie (HttpOnly, SameSite=Strict) in exchange; the token
-then leaves the address bar. A token given on a loopback address is asked
-for there too. Every request's Host and Origin are checked as mcp --http
-checks them (--allow-host, --allow-origin), every form carries a CSRF token
-of the session, and nothing is served from outside the binary. Serve it
-behind a proxy with TLS when it is reached over a network.`,
+The page is for the person who started it, and always asks for a token:
+the one of mdmemory mcp --http, from --token-file FILE or $MDMEMORY_TOKEN,
+or else one made at random for this run, printed once (on standard error)
+in a login address, http://127.0.0.1:7337/?token=TOKEN, as Jupyter does.
+Another account or program on this machine reaches the port but not the
+page. Open the address with ?token=TOKEN (or type the token into the login
+form) and the browser gets a session cookie (HttpOnly, SameSite=Strict) in
+exchange; the token leaves the address bar at once. A session ends 12 hours
+after the login, after an hour unused, at Log out, or when mdmemory ui
+stops. Its cookie is marked Secure when the page was reached over https
+(a proxy that sends X-Forwarded-Proto: https). A loopback address (the
+default, a port alone, localhost) serves this machine only; any other
+address, or --allow-host, needs a token given, not made. Every request's
+Host and Origin are checked as mcp --http checks them (--allow-host,
+--allow-origin), every form carries a CSRF token of the session, and
+nothing is served from outside the binary. Serve it behind a proxy with
+TLS when it is reached over a network.`,
 		setup: func(fs *flag.FlagSet) func(context.Context, *env) error {
 			var f httpFlags
 			fs.StringVar(&f.addr, "addr", "127.0.0.1:7337", "listen on ADDR: PORT or :PORT listens on 127.0.0.1 alone, 0.0.0.0:PORT on every interface (with a token)")
-			fs.StringVar(&f.tokenFile, "token-file", "", "the token a browser logs in with, read from FILE (default $"+tokenEnv+"); needed unless ADDR is a loopback address")
+			fs.StringVar(&f.tokenFile, "token-file", "", "the token a browser logs in with, read from FILE (default $"+tokenEnv+"); needed unless ADDR is a loopback address, where one is made at random and printed")
 			fs.Var(&f.allowHosts, "allow-host", "a host name the page is reached by besides its address, such as a proxy's (repeat, or separate with commas); needs a token")
 			fs.Var(&f.allowOrigins, "allow-origin", "another origin whose pages may send the page's forms (repeat, or separate with commas)")
 			return func(ctx context.Context, e *env) error { return serveUI(ctx, e, f) }
 		},
+	}
+}
+
+// uiServer is the HTTP server of the page: a client that is slow to send
+// its headers or to read the answer, or that keeps a connection idle, is
+// cut off, so that a few cannot hold all the connections the listener
+// allows.
+func uiServer(page http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           page,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       15 * time.Second,
+		MaxHeaderBytes:    64 << 10,
 	}
 }
 
@@ -72,6 +95,10 @@ func serveUI(ctx context.Context, e *env, f httpFlags) error {
 	if f.tokenFile != "" {
 		warnReadable(e, f.tokenFile)
 	}
+	made := token == ""
+	if made {
+		token = rand.Text() // 130 bits
+	}
 	uo := &ui.Options{
 		Token:          token,
 		AllowedHosts:   f.allowHosts,
@@ -88,13 +115,13 @@ func serveUI(ctx context.Context, e *env, f httpFlags) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: page, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	srv := uiServer(page)
 	url := "http://" + l.Addr().String() + "/"
 	fmt.Fprintln(e.stdout, url)
-	if token != "" {
-		fmt.Fprintf(e.stderr, "mdmemory: serving the page for %s at %s; log in with %s?token=TOKEN (the token of --token-file or $%s) or the login form; Ctrl-C ends it\n", e.store.where(e.getenv), url, url, tokenEnv)
+	if made {
+		fmt.Fprintf(e.stderr, "mdmemory: serving the page for %s at %s (this machine only), for you alone; log in by opening\n\n    %s?token=%s\n\n(a token made for this run; Ctrl-C ends it)\n", e.store.where(e.getenv), url, url, token)
 	} else {
-		fmt.Fprintf(e.stderr, "mdmemory: serving the page for %s at %s (this machine only); Ctrl-C ends it\n", e.store.where(e.getenv), url)
+		fmt.Fprintf(e.stderr, "mdmemory: serving the page for %s at %s; log in with %s?token=TOKEN (the token of --token-file or $%s) or the login form; Ctrl-C ends it\n", e.store.where(e.getenv), url, url, tokenEnv)
 	}
 	go page.Warm(ctx)
 	done := make(chan error, 1)

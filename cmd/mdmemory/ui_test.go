@@ -71,3 +71,76 @@ func TestUIServes(t *testing.T) {
 		t.Fatal("mdmemory ui did not end when interrupted")
 	}
 }
+
+// TestUIMakesToken: without a token given, mdmemory ui makes one, prints
+// the login address with it once, and asks for it: another account or
+// program on this machine, which reaches the port, does not get in.
+func TestUIMakesToken(t *testing.T) {
+	dir := sample(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	outR, outW := io.Pipe()
+	errR, errW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"ui", "--dir", dir, "--addr", "127.0.0.1:0"}, strings.NewReader(""), outW, errW, func(string) string { return "" })
+		outW.Close()
+		errW.Close()
+	}()
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	require.NoError(t, err)
+	addr := strings.TrimSpace(line)
+	go io.Copy(io.Discard, outR)
+	var login string
+	sc := bufio.NewScanner(errR)
+	for login == "" && sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); strings.HasPrefix(l, addr+"?token=") {
+			login = l
+		}
+	}
+	require.NotEmpty(t, login, "no login address printed")
+	go io.Copy(io.Discard, errR)
+	require.GreaterOrEqual(t, len(strings.TrimPrefix(login, addr+"?token=")), 26, "a token of 128 bits at least")
+
+	client := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(addr + "facts")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "without the token")
+	require.True(t, resp.Close, "a refusal closes its connection")
+
+	resp, err = client.Get(login)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, "/", resp.Header.Get("Location"), "the token leaves the address")
+	require.Len(t, resp.Cookies(), 1)
+	req, _ := http.NewRequest(http.MethodGet, addr+"facts", nil)
+	req.AddCookie(resp.Cookies()[0])
+	resp, err = client.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(body), "<title>Facts · mdmemory</title>")
+
+	cancel()
+	select {
+	case code := <-done:
+		require.Equal(t, exitOK, code)
+	case <-time.After(10 * time.Second):
+		t.Fatal("mdmemory ui did not end when interrupted")
+	}
+}
+
+// TestUIServerTimeouts: the server cuts off a client slow to send its
+// headers or read its answer, and idle connections soon.
+func TestUIServerTimeouts(t *testing.T) {
+	srv := uiServer(http.NotFoundHandler())
+	require.NotZero(t, srv.ReadHeaderTimeout)
+	require.NotZero(t, srv.ReadTimeout)
+	require.NotZero(t, srv.WriteTimeout)
+	require.NotZero(t, srv.IdleTimeout)
+	require.LessOrEqual(t, srv.IdleTimeout, 30*time.Second)
+	require.NotZero(t, srv.MaxHeaderBytes)
+}

@@ -65,12 +65,11 @@ func BenchmarkPages(b *testing.B) {
 	}
 }
 
-// session returns the cookie of a new session of page.
-func session(tb testing.TB, page http.Handler) *http.Cookie {
+// session returns the cookie of a new session of page, logged in with its
+// token in the address.
+func session(tb testing.TB, page *Server) *http.Cookie {
 	w := httptest.NewRecorder()
-	page.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7337/static/style.css", nil))
-	w = httptest.NewRecorder()
-	page.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7337/compact", nil))
+	page.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7337/compact?token="+page.Token(), nil))
 	c := w.Result().Cookies()
 	if len(c) != 1 {
 		tb.Fatalf("no session cookie: %v", c)

@@ -126,7 +126,8 @@ func TestBrowser(t *testing.T) {
 	must(t, err)
 	t.Cleanup(func() { s.Close() })
 	plantBrowserMemory(t, s)
-	srv := httptest.NewServer(New(s, nil)) // 127.0.0.1, a free port
+	page := New(s, nil)             // a token made at random, as mdmemory ui makes one
+	srv := httptest.NewServer(page) // 127.0.0.1, a free port
 	t.Cleanup(srv.Close)
 
 	ctx, cancel := context.WithTimeout(context.Background(), browserBound)
@@ -137,6 +138,7 @@ func TestBrowser(t *testing.T) {
 	cmd.WaitDelay = 10 * time.Second
 	cmd.Env = append(os.Environ(),
 		"MDMEMORY_UI_URL="+srv.URL,
+		"MDMEMORY_UI_TOKEN="+page.Token(),
 		"MDMEMORY_UI_DIR="+dir,
 		"MDMEMORY_CHROMIUM="+chromium,
 		"MDMEMORY_PLAYWRIGHT_CORE="+pw,

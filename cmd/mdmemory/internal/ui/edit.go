@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mdmemory/memory"
 	"github.com/mdmemory/memory/internal/diff"
@@ -270,6 +271,40 @@ func addLine(base, text string) string {
 	return base + text + "\n"
 }
 
+type restoreData struct {
+	Path, Version, Want string // Want is the file's version the History page showed
+	Diff                []diffLine
+	NoDiff              string
+	Versions            bool
+	Error               string
+}
+
+// restorePage shows what a restore from History would change, from the
+// content the History page showed to the version to restore, with the
+// button that restores it: only if the file is still at the version
+// shown.
+func (h *server) restorePage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	d := &restoreData{Path: q.Get("path"), Version: q.Get("version"), Want: q.Get("want")}
+	_, now, _, err := h.current(ctx, d.Path)
+	switch {
+	case err != nil:
+		h.readFailed(w, r, "Restore", d.Path, err)
+		return
+	case d.Version == "":
+		d.Error = "No version to restore was given: choose one in History."
+		h.render(w, r, http.StatusUnprocessableEntity, "restore", "Restore", d)
+		return
+	case now != d.Want:
+		d.Error = d.Path + " changed since the History page showed it, so nothing would be restored: a change made meanwhile is never undone unseen. Go back to History, which shows it as it is now."
+		h.render(w, r, http.StatusConflict, "restore", "Restore", d)
+		return
+	}
+	d.Diff, d.NoDiff, d.Versions = h.diffOf(ctx, d.Path, d.Want, d.Version)
+	h.render(w, r, http.StatusOK, "restore", "Restore", d)
+}
+
 // restore restores a version from History, if the file is still at the
 // version the page showed.
 func (h *server) restore(w http.ResponseWriter, r *http.Request) {
@@ -300,24 +335,38 @@ type compactData struct {
 }
 
 // compact previews a compaction with the local rule (a dry run), and
-// applies it.
+// applies it. The preview settles the options (Before's default, six
+// months ago, becomes a month) and its Compact button carries them, so
+// that what is applied is what the preview listed.
 func (h *server) compact(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	var d compactData
-	if r.Method == http.MethodPost {
+	post := r.Method == http.MethodPost
+	if post {
 		d.Before, d.Keep = r.PostFormValue("before"), r.PostFormValue("keep")
 	} else {
 		q := r.URL.Query()
 		d.Before, d.Keep, d.Preview = q.Get("before"), q.Get("keep"), q.Has("preview")
 	}
-	keep, err := strconv.Atoi(strings.TrimSpace(d.Keep))
-	if d.Keep != "" && (err != nil || keep < 0) {
+	d.Before, d.Keep = strings.TrimSpace(d.Before), strings.TrimSpace(d.Keep)
+	keep, err := strconv.Atoi(d.Keep)
+	if d.Keep != "" && (err != nil || keep < 0) || post && d.Keep == "" {
 		d.Error = "Keep must be a number of entries, 0 or more."
 		h.render(w, r, http.StatusUnprocessableEntity, "compact", "Compaction", &d)
 		return
 	}
-	opts := &memory.CompactOptions{Before: strings.TrimSpace(d.Before), KeepLast: keep, DryRun: r.Method != http.MethodPost}
-	if d.Preview || r.Method == http.MethodPost {
+	if d.Before == "" && !post {
+		y, m, _ := h.now().Date()
+		d.Before = time.Date(y, m-6, 1, 0, 0, 0, 0, time.UTC).Format("2006-01")
+	}
+	if !paths.ValidMonth(d.Before) {
+		d.Error = "Before must be a month written YYYY-MM (the months before it are condensed), and Keep 0 or more."
+		h.render(w, r, http.StatusUnprocessableEntity, "compact", "Compaction", &d)
+		return
+	}
+	d.Keep = strconv.Itoa(keep)
+	opts := &memory.CompactOptions{Before: d.Before, KeepLast: keep, DryRun: !post}
+	if d.Preview || post {
 		res, err := h.s.Compact(ctx, nil, opts)
 		switch {
 		case hostError(err):
@@ -328,7 +377,7 @@ func (h *server) compact(w http.ResponseWriter, r *http.Request) {
 			h.render(w, r, http.StatusUnprocessableEntity, "compact", "Compaction", &d)
 			return
 		}
-		d.Result, d.Applied = &res, r.Method == http.MethodPost
+		d.Result, d.Applied = &res, post
 		if d.Applied {
 			h.changed()
 		}

@@ -87,7 +87,7 @@ func (h *server) overview(w http.ResponseWriter, r *http.Request) {
 		d.Entries += ms[i].Count
 		d.Files += ms[i].Parts
 	}
-	changes, err := h.s.History(ctx, "", &memory.HistoryOptions{Limit: 10})
+	changes, _, err := h.changes(ctx, "", &memory.HistoryOptions{Limit: 10})
 	if err != nil {
 		h.log("history", err)
 	}
@@ -186,6 +186,7 @@ func (h *server) entry(w http.ResponseWriter, r *http.Request) {
 
 type fileData struct {
 	Path, Text string
+	Version    string // the version shown, not the current content
 	Archived   bool
 }
 
@@ -198,6 +199,19 @@ func (h *server) file(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.render(w, r, http.StatusOK, "file", p, &fileData{Path: p, Text: text, Archived: strings.HasPrefix(p, "episodes/archive/")})
+}
+
+// version shows the content the file at path had at version v, read
+// only: what a diff too large to show compares.
+func (h *server) version(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p, v := q.Get("path"), q.Get("v")
+	text, err := h.s.ReadVersion(r.Context(), p, v)
+	if err != nil {
+		h.readFailed(w, r, "Version", p+" at version "+short(v), err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "file", p+" at version "+short(v), &fileData{Path: p, Text: text, Version: v})
 }
 
 // readFailed says why the file at p cannot be shown.
@@ -259,14 +273,22 @@ type historyData struct {
 	Files       []string
 	Actors      []string
 	Changes     []changeView
-	More        int // the limit that shows more; 0 when all are shown
+	More        int  // the limit that shows more; 0 when all are shown
+	AtMost      bool // more changes than a page shows at most
 	Error       string
+	Unreadable  []unreadableLog // the files whose history could not be read
+}
+
+// unreadableLog is a file whose history could not be read, and why.
+type unreadableLog struct {
+	Path, Err string
 }
 
 type changeView struct {
 	memory.Change
 	Diff       []diffLine
 	NoDiff     string // why no diff is shown
+	Versions   bool   // link the versions before and after: the diff is not shown whole
 	Want       string // the file's current version, for RestoreIf
 	Current    bool   // the change made the file's current version
 	CanRestore bool
@@ -276,8 +298,24 @@ type diffLine struct {
 	Class, Text string
 }
 
-// historyPage is how many changes History shows at first.
-const historyPage = 20
+// historyPage is how many changes History shows at first, and
+// historyMost the most it shows at once, however much is asked for.
+const (
+	historyPage = 20
+	historyMost = 200
+)
+
+// The bounds of the diffs a page shows: a diff longer than diffLines lines
+// or diffBytes bytes is left out for links to the versions, and past
+// pageDiffBytes of diffs on one page, the next changes show none. A log
+// holds whatever files were written, and a page stays one a browser shows.
+const (
+	maxDiffLines  = 200
+	maxDiffBytes  = 64 << 10
+	maxPageDiffs  = 1 << 20
+	diffTooLarge  = "The diff is too large to show here (more than 200 lines or 64 KB): view the versions."
+	pageDiffsFull = "The diff is left out: this page shows 1 MB of diffs at most. Filter by file, or view the versions."
+)
 
 func (h *server) history(w http.ResponseWriter, r *http.Request) {
 	h.historyWith(w, r, http.StatusOK, r.URL.Query().Get("path"), "")
@@ -288,8 +326,9 @@ func (h *server) historyWith(w http.ResponseWriter, r *http.Request, status int,
 	q := r.URL.Query()
 	d := &historyData{Path: p, Actor: q.Get("actor"), Error: msg}
 	limit, _ := strconv.Atoi(q.Get("limit"))
-	limit = min(max(limit, historyPage), 1000)
-	changes, err := h.s.History(ctx, p, &memory.HistoryOptions{Actor: d.Actor, Limit: limit + 1})
+	limit = min(max(limit, historyPage), historyMost)
+	changes, unreadable, err := h.changes(ctx, p, &memory.HistoryOptions{Actor: d.Actor, Limit: limit + 1})
+	d.Unreadable = unreadable
 	switch {
 	case hostError(err):
 		h.fail(w, r, http.StatusInternalServerError, "History", "The history could not be read.", err)
@@ -298,7 +337,12 @@ func (h *server) historyWith(w http.ResponseWriter, r *http.Request, status int,
 		d.Error = personWords(err)
 	}
 	if len(changes) > limit {
-		changes, d.More = changes[:limit], limit*2
+		changes = changes[:limit]
+		if limit < historyMost {
+			d.More = min(limit*2, historyMost)
+		} else {
+			d.AtMost = true
+		}
 	}
 	if files, err := h.s.List(ctx); err == nil {
 		for _, f := range files {
@@ -308,6 +352,7 @@ func (h *server) historyWith(w http.ResponseWriter, r *http.Request, status int,
 		}
 	}
 	current := map[string]string{}
+	budget := maxPageDiffs
 	for _, c := range changes {
 		if _, ok := current[c.Path]; !ok {
 			_, v, _, err := h.current(ctx, c.Path)
@@ -322,32 +367,82 @@ func (h *server) historyWith(w http.ResponseWriter, r *http.Request, status int,
 		v := changeView{Change: c, Want: current[c.Path]}
 		v.Current = c.New == v.Want
 		v.CanRestore = c.New != "" && !v.Current && v.Want != "?"
-		v.Diff, v.NoDiff = h.diffOf(ctx, c)
+		if budget > 0 {
+			v.Diff, v.NoDiff, v.Versions = h.diffOf(ctx, c.Path, c.Old, c.New)
+			budget -= diffSize(v.Diff)
+		} else {
+			v.NoDiff, v.Versions = pageDiffsFull, true
+		}
 		d.Changes = append(d.Changes, v)
 	}
 	slices.Sort(d.Actors)
 	h.render(w, r, status, "history", "History", d)
 }
 
-// diffOf is the change c as a unified diff, line by line.
-func (h *server) diffOf(ctx context.Context, c memory.Change) ([]diffLine, string) {
+// changes is the history of the file at p, or of every file for "". When
+// the history of every file cannot be read (one log too large or
+// unreadable), it is read file by file, and the files whose history could
+// not be read are returned with why: the others stay reachable.
+func (h *server) changes(ctx context.Context, p string, opts *memory.HistoryOptions) ([]memory.Change, []unreadableLog, error) {
+	changes, err := h.s.History(ctx, p, opts)
+	if p != "" || !hostError(err) || ctx.Err() != nil {
+		return changes, nil, err
+	}
+	h.log("history", err)
+	files, lerr := h.s.List(ctx)
+	if lerr != nil {
+		return nil, nil, err
+	}
+	var bad []unreadableLog
+	changes = nil
+	for _, f := range files {
+		cs, err := h.s.History(ctx, f.Path, opts)
+		if err != nil {
+			bad = append(bad, unreadableLog{Path: f.Path, Err: err.Error()})
+			continue
+		}
+		changes = append(changes, cs...)
+	}
+	slices.SortStableFunc(changes, func(a, b memory.Change) int { return b.Time.Compare(a.Time) })
+	if opts != nil && opts.Limit > 0 && len(changes) > opts.Limit {
+		changes = changes[:opts.Limit]
+	}
+	return changes, bad, nil
+}
+
+// diffOf is the change of the file at p from the version old to new as a
+// unified diff, line by line; or, when there is none to show, why, and
+// whether to link the versions instead.
+func (h *server) diffOf(ctx context.Context, p, old, new string) ([]diffLine, string, bool) {
 	var before, after string
 	var err error
-	if c.Old != "" {
-		if before, err = h.s.ReadVersion(ctx, c.Path, c.Old); err != nil {
-			return nil, "The content before this change is no longer kept."
+	if old != "" {
+		if before, err = h.s.ReadVersion(ctx, p, old); err != nil {
+			return nil, "The content before this change is no longer kept.", false
 		}
 	}
-	if c.New != "" {
-		if after, err = h.s.ReadVersion(ctx, c.Path, c.New); err != nil {
-			return nil, "The content this change made is no longer kept."
+	if new != "" {
+		if after, err = h.s.ReadVersion(ctx, p, new); err != nil {
+			return nil, "The content this change made is no longer kept.", false
 		}
 	}
-	u := diff.Unified(c.Path+"@"+short(c.Old), c.Path+"@"+short(c.New), before, after, 2)
+	u := diff.Unified(p+"@"+short(old), p+"@"+short(new), before, after, 2)
 	if u == "" {
-		return nil, "No difference in content."
+		return nil, "No difference in content.", false
 	}
-	return diffLines(u), ""
+	if len(u) > maxDiffBytes || strings.Count(u, "\n") > maxDiffLines {
+		return nil, diffTooLarge, true
+	}
+	return diffLines(u), "", false
+}
+
+// diffSize is the bytes of the diff d.
+func diffSize(d []diffLine) int {
+	n := 0
+	for _, l := range d {
+		n += len(l.Text) + 1
+	}
+	return n
 }
 
 func short(v string) string {

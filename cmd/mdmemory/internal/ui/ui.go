@@ -10,11 +10,13 @@
 // in the history as made by "ui".
 //
 // Security: the handler checks every request's Host and Origin as
-// mdmemory mcp --http does (mcpserver.Guard); with a token, a browser logs
-// in once, with the token in the address (?token=...) or typed into the
-// login form, and gets a session cookie (HttpOnly, SameSite=Strict) in
-// exchange; every form carries the session's CSRF token; and every answer
-// forbids framing, sniffing and any script, style or image from elsewhere.
+// mdmemory mcp --http does (mcpserver.Guard); it always asks for a token
+// (one made at random when none is given): a browser logs in once, with
+// the token in the address (?token=...) or typed into the login form, and
+// gets a session cookie (HttpOnly, SameSite=Strict) in exchange, good for
+// 12 hours at most and 1 hour unused, until Log out; every form carries
+// the session's CSRF token; and every answer forbids framing, sniffing and
+// any script, style or image from elsewhere.
 package ui
 
 import (
@@ -32,7 +34,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mdmemory/memory"
@@ -42,13 +47,13 @@ import (
 // Actor is the name the history records for the changes made on the page.
 const Actor = "ui"
 
-// Options configure [Handler]. The zero value serves a memory with the
-// library's default fact files and budgets, to whoever reaches it: on a
-// loopback address only.
+// Options configure [New]. The zero value serves a memory with the
+// library's default fact files and budgets, behind a token made at random
+// ([Server.Token]).
 type Options struct {
-	// Token, when set, is the secret a browser logs in with (see the
-	// package documentation); a script may send it as "Authorization:
-	// Bearer TOKEN" instead.
+	// Token is the secret a browser logs in with (see the package
+	// documentation); a script may send it as "Authorization: Bearer
+	// TOKEN" instead. "" makes one at random: 128 bits from crypto/rand.
 	Token string
 
 	// AllowedHosts and AllowedOrigins are those of mcpserver.Options: the
@@ -84,6 +89,9 @@ type server struct {
 	static http.Handler
 	months monthCache
 	check  checkCache
+
+	sessions sessions
+	now      func() time.Time // the clock of sessions and compaction's default; time.Now
 }
 
 // Server is the page for one memory: an http.Handler.
@@ -99,7 +107,29 @@ func New(s *memory.Store, opts *Options) *Server {
 }
 
 // ServeHTTP serves the page, behind the Host and Origin checks.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.guarded.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.guarded.ServeHTTP(&closeOnRefusal{ResponseWriter: w}, r)
+}
+
+// Token is the token a browser logs in with: the one of [Options], or the
+// one made at random when it gave none.
+func (s *Server) Token() string { return s.h.opts.Token }
+
+// closeOnRefusal closes the connection after a refusal (401, 403): a
+// client without the token, or from another site, keeps no connection
+// open.
+type closeOnRefusal struct {
+	http.ResponseWriter
+}
+
+func (w *closeOnRefusal) WriteHeader(code int) {
+	if code == http.StatusUnauthorized || code == http.StatusForbidden {
+		w.Header().Set("Connection", "close")
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *closeOnRefusal) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Warm builds what the first pages would wait for (the search index, the
 // parsed months, Check's findings) before a person asks; it returns when
@@ -107,9 +137,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.guarded.S
 func (s *Server) Warm(ctx context.Context) { s.h.warm(ctx) }
 
 func newServer(s *memory.Store, opts *Options) *server {
-	h := &server{s: s, key: make([]byte, 32)}
+	h := &server{s: s, key: make([]byte, 32), now: time.Now, sessions: sessions{live: map[string]*liveSession{}}}
 	if opts != nil {
 		h.opts = *opts
+	}
+	if h.opts.Token == "" {
+		h.opts.Token = rand.Text()
 	}
 	if h.opts.FactFiles == nil {
 		h.opts.FactFiles = []string{"user.md", "memory.md"}
@@ -174,12 +207,39 @@ const maxForm = 3 << 20
 type sessionKey struct{}
 
 // authenticate returns the request's session: from its cookie, or a new
-// one (without a token, or for a token given in the address or the login
-// form). bearer reports a request that carried the token in an
-// Authorization header, which no other site can make a browser send, and
-// so needs no CSRF token. When it reports false, it has answered the
-// request (the login page, or a redirect once logged in).
+// one for the token given in the address or the login form. bearer
+// reports a request that carried the token in an Authorization header,
+// which no other site can make a browser send, and so needs no CSRF token.
+// When it reports false, it has answered the request (the login page, or
+// a redirect).
+//
+// A token in the address is always taken out of it: the answer is a
+// redirect to the same address without it, so that it stays in no
+// history, bookmark or Referer, even when the browser was logged in
+// already.
 func (h *server) authenticate(w http.ResponseWriter, r *http.Request) (sid string, bearer, ok bool) {
+	get := r.Method == http.MethodGet || r.Method == http.MethodHead
+	if q := r.URL.Query(); get && q.Has("token") {
+		tok := q.Get("token")
+		q.Del("token")
+		target := "/"
+		if p, ok := localPath(r.URL.EscapedPath()); ok && p != "/login" {
+			target = p
+		}
+		if len(q) > 0 {
+			target += "?" + q.Encode()
+		}
+		_, in := h.session(r)
+		switch {
+		case in:
+		case h.tokenOK(tok):
+			h.newSession(w, r)
+		default:
+			target = "/login?failed=1&next=" + url.QueryEscape(target)
+		}
+		http.Redirect(w, r, target, http.StatusSeeOther)
+		return "", false, false
+	}
 	if sid, ok := h.session(r); ok {
 		if r.URL.Path == "/login" && r.Method == http.MethodGet {
 			http.Redirect(w, r, "/", http.StatusSeeOther)
@@ -187,37 +247,27 @@ func (h *server) authenticate(w http.ResponseWriter, r *http.Request) (sid strin
 		}
 		return sid, false, true
 	}
-	if h.opts.Token == "" {
-		return h.newSession(w, r), false, true
-	}
 	if scheme, tok, found := strings.Cut(r.Header.Get("Authorization"), " "); found && strings.EqualFold(scheme, "Bearer") && h.tokenOK(strings.TrimSpace(tok)) {
 		return "bearer", true, true
 	}
-	q := r.URL.Query()
-	if tok := q.Get("token"); tok != "" && r.Method == http.MethodGet && h.tokenOK(tok) {
-		h.newSession(w, r)
-		q.Del("token")
-		u := *r.URL
-		u.RawQuery = q.Encode()
-		if u.Path == "/login" {
-			u.Path = "/"
-		}
-		http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
-		return "", false, false
-	}
 	if r.URL.Path == "/login" && r.Method == http.MethodPost && h.tokenOK(r.PostFormValue("token")) {
 		h.newSession(w, r)
-		next := r.PostFormValue("next")
-		if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		next, ok := localPath(r.PostFormValue("next"))
+		if !ok {
 			next = "/"
 		}
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return "", false, false
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="mdmemory"`)
-	d := &loginData{Next: r.URL.Path, Failed: r.URL.Path == "/login" && r.Method == http.MethodPost || r.URL.Query().Has("token")}
+	d := &loginData{Next: "/"}
 	if r.URL.Path == "/login" {
-		d.Next = "/"
+		d.Failed = r.Method == http.MethodPost || r.URL.Query().Get("failed") == "1"
+		if next, ok := localPath(r.URL.Query().Get("next")); ok {
+			d.Next = next
+		}
+	} else if next, ok := localPath(r.URL.RequestURI()); ok {
+		d.Next = next
 	}
 	h.render(w, r, http.StatusUnauthorized, "login", "Log in", d)
 	return "", false, false
@@ -226,6 +276,36 @@ func (h *server) authenticate(w http.ResponseWriter, r *http.Request) (sid strin
 type loginData struct {
 	Next   string
 	Failed bool
+}
+
+// localPath returns s as a path of this server, with its query, when it
+// is one and nothing else: no scheme, no host, one '/' at its start, no
+// control character or backslash (which browsers drop or read as '/', so
+// that "/\t/evil.example/" would lead to another site). It is how a
+// redirect target from a request (the login form's next, the address a
+// token came with) is made safe.
+func localPath(s string) (string, bool) {
+	if !strings.HasPrefix(s, "/") || strings.HasPrefix(s, "//") || !clean(s) {
+		return "", false
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || u.Fragment != "" ||
+		!strings.HasPrefix(u.Path, "/") || strings.HasPrefix(u.Path, "//") || !clean(u.Path) {
+		return "", false
+	}
+	p := u.EscapedPath()
+	if strings.HasPrefix(p, "//") {
+		return "", false
+	}
+	if u.RawQuery != "" {
+		p += "?" + u.RawQuery
+	}
+	return p, true
+}
+
+// clean reports whether s holds no control character and no backslash.
+func clean(s string) bool {
+	return !strings.ContainsFunc(s, func(c rune) bool { return c < 0x20 || c == 0x7f || c == '\\' || (c >= 0x80 && c < 0xa0) })
 }
 
 // tokenOK compares tok with the token in constant time.
@@ -244,33 +324,123 @@ func cookieName(r *http.Request) string {
 	return "mdmemory-session-" + port
 }
 
-// newSession starts a session: a random id, signed, in a cookie that no
-// script reads and no other site's request carries.
+// The bounds of a session: it ends sessionLifetime after the login
+// whatever happens, and sessionIdle after its last request. The server
+// keeps at most maxSessions: past them, a login ends the session used
+// least recently.
+const (
+	sessionLifetime = 12 * time.Hour
+	sessionIdle     = time.Hour
+	maxSessions     = 256
+)
+
+// sessions is the server's set of live sessions: a session is live while
+// it is here, so Log out ends it, and a new server (a restart, a new
+// token) knows none of the old ones.
+type sessions struct {
+	mu   sync.Mutex
+	live map[string]*liveSession
+}
+
+type liveSession struct {
+	issued, used time.Time
+}
+
+// secure reports whether the session cookie of r's answer is marked
+// Secure, sent over https alone: when r came over TLS, or through a proxy
+// that says it did (X-Forwarded-Proto: https; a request reaches this far
+// only under a host name the server is reached by, its address or
+// --allow-host). A browser that reached the page over https keeps its
+// cookie off plain http; one that reached it over http still logs in.
+func secure(r *http.Request) bool {
+	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+	return r.TLS != nil || strings.EqualFold(strings.TrimSpace(proto), "https")
+}
+
+// newSession starts a session: a random id and the time it was issued,
+// signed, in a cookie that no script reads and no other site's request
+// carries, and in the set of live sessions.
 func (h *server) newSession(w http.ResponseWriter, r *http.Request) string {
 	id := rand.Text()
+	now := h.now()
+	h.sessions.mu.Lock()
+	if len(h.sessions.live) >= maxSessions {
+		h.sweep(now)
+	}
+	h.sessions.live[id] = &liveSession{issued: now, used: now}
+	h.sessions.mu.Unlock()
+	v := id + "." + strconv.FormatInt(now.Unix(), 10)
 	http.SetCookie(w, &http.Cookie{
 		Name:     cookieName(r),
-		Value:    id + "." + h.sign("session", id),
+		Value:    v + "." + h.sign("session", v),
 		Path:     "/",
+		MaxAge:   int(sessionLifetime / time.Second),
 		HttpOnly: true,
-		Secure:   r.TLS != nil,
+		Secure:   secure(r),
 		SameSite: http.SameSiteStrictMode,
 	})
 	return id
 }
 
+// sweep removes the sessions that have ended and, if the set is still
+// full, the one used least recently. It is called with the lock held.
+func (h *server) sweep(now time.Time) {
+	var oldest string
+	for id, s := range h.sessions.live {
+		if !s.alive(now) {
+			delete(h.sessions.live, id)
+		} else if oldest == "" || s.used.Before(h.sessions.live[oldest].used) {
+			oldest = id
+		}
+	}
+	if len(h.sessions.live) >= maxSessions {
+		delete(h.sessions.live, oldest)
+	}
+}
+
+func (s *liveSession) alive(now time.Time) bool {
+	return now.Sub(s.issued) < sessionLifetime && now.Sub(s.used) < sessionIdle && !now.Before(s.issued.Add(-time.Minute))
+}
+
 // session returns the id of r's session when its cookie is one this
-// handler signed.
+// handler signed, of a session still live: logged in less than
+// sessionLifetime ago, used less than sessionIdle ago, not logged out. A
+// request made with it counts as a use.
 func (h *server) session(r *http.Request) (string, bool) {
 	c, err := r.Cookie(cookieName(r))
 	if err != nil {
 		return "", false
 	}
-	id, sig, ok := strings.Cut(c.Value, ".")
-	if !ok || id == "" || !hmac.Equal([]byte(sig), []byte(h.sign("session", id))) {
+	i := strings.LastIndexByte(c.Value, '.')
+	if i < 0 {
 		return "", false
 	}
+	v, sig := c.Value[:i], c.Value[i+1:]
+	id, issued, ok := strings.Cut(v, ".")
+	if !ok || id == "" || !hmac.Equal([]byte(sig), []byte(h.sign("session", v))) {
+		return "", false
+	}
+	at, err := strconv.ParseInt(issued, 10, 64)
+	now := h.now()
+	if err != nil || now.Sub(time.Unix(at, 0)) >= sessionLifetime {
+		return "", false
+	}
+	h.sessions.mu.Lock()
+	defer h.sessions.mu.Unlock()
+	s, ok := h.sessions.live[id]
+	if !ok || s.issued.Unix() != at || !s.alive(now) {
+		delete(h.sessions.live, id)
+		return "", false
+	}
+	s.used = now
 	return id, true
+}
+
+// endSession ends the session sid: its cookie is no good any more.
+func (h *server) endSession(sid string) {
+	h.sessions.mu.Lock()
+	delete(h.sessions.live, sid)
+	h.sessions.mu.Unlock()
 }
 
 // csrf is the CSRF token of the session sid: every form carries it.
@@ -303,12 +473,19 @@ func (h *server) route(w http.ResponseWriter, r *http.Request) {
 		h.searchPage(w, r)
 	case r.URL.Path == "/history" && get:
 		h.history(w, r)
+	case r.URL.Path == "/restore" && get:
+		h.restorePage(w, r)
 	case r.URL.Path == "/restore" && post:
 		h.restore(w, r)
+	case r.URL.Path == "/version" && get:
+		h.version(w, r)
 	case r.URL.Path == "/compact" && (get || post):
 		h.compact(w, r)
 	case r.URL.Path == "/logout" && post:
-		http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		if sid, ok := r.Context().Value(sessionKey{}).(string); ok {
+			h.endSession(sid)
+		}
+		http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 	case r.URL.Path == "/login":
 		http.Redirect(w, r, "/", http.StatusSeeOther)
@@ -329,7 +506,7 @@ type view struct {
 
 // render renders the page name with data.
 func (h *server) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
-	v := &view{Title: title, Nav: name, Data: data, Login: h.opts.Token != ""}
+	v := &view{Title: title, Nav: name, Data: data, Login: true}
 	if sid, ok := r.Context().Value(sessionKey{}).(string); ok {
 		v.CSRF = h.csrf(sid)
 	}
@@ -375,7 +552,7 @@ func (h *server) log(what string, err error) {
 
 func parsePages() map[string]*template.Template {
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"overview", "facts", "conflict", "timeline", "entry", "file", "search", "history", "compact", "login", "fail"} {
+	for _, name := range []string{"overview", "facts", "conflict", "timeline", "entry", "file", "search", "history", "restore", "compact", "login", "fail"} {
 		t := template.New(name).Funcs(funcs)
 		pages[name] = template.Must(t.ParseFS(files, "templates/layout.html", "templates/"+name+".html"))
 	}

@@ -22,14 +22,50 @@ type page struct {
 	t   *testing.T
 	dir string
 	s   *memory.Store
+	ui  *Server
 	srv *httptest.Server
 	c   *http.Client
 }
 
+// testToken is the token of the pages of the tests.
+const testToken = "0123456789abcdef0123"
+
+// newPage serves a small memory, with testToken unless opts gives another,
+// and logs in with the token in the address.
 func newPage(t *testing.T, opts *Options) *page {
 	t.Helper()
+	p := newPageOut(t, opts)
+	p.login()
+	return p
+}
+
+// login logs in with the token in the address.
+func (p *page) login() {
+	t := p.t
+	t.Helper()
+	resp, err := p.c.Get(p.srv.URL + "/?token=" + url.QueryEscape(p.ui.Token()))
+	must(t, err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" {
+		t.Fatalf("log in: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
+// newPageOut is newPage without the login.
+func newPageOut(t *testing.T, opts *Options) *page {
+	t.Helper()
+	return newPageWith(t, nil, opts)
+}
+
+// newPageWith is newPageOut of a memory opened with mopts.
+func newPageWith(t *testing.T, mopts *memory.Options, opts *Options) *page {
+	t.Helper()
+	o := Options{Token: testToken}
+	if opts != nil {
+		o = *opts
+	}
 	dir := t.TempDir()
-	s, err := memory.Open(dir, nil)
+	s, err := memory.Open(dir, mopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,11 +73,12 @@ func newPage(t *testing.T, opts *Options) *page {
 	ctx := context.Background()
 	must(t, s.Write(ctx, "facts/user.md", "# User\n\n> Summary: Zhang San\n\n- Name: Zhang San\n- City: Shanghai\n"))
 	must(t, s.Append(ctx, "episodes/2026-01.md", "## Tokyo flights\n- Date: 2026-01-05\n- Summary: Spring Airlines is cheapest\n- Lesson: cross-check 东京 prices on the airline's site\n", ""))
-	srv := httptest.NewServer(New(s, opts))
+	ui := New(s, &o)
+	srv := httptest.NewServer(ui)
 	t.Cleanup(srv.Close)
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	return &page{t: t, dir: dir, s: s, srv: srv, c: c}
+	return &page{t: t, dir: dir, s: s, ui: ui, srv: srv, c: c}
 }
 
 func must(t testing.TB, err error) {
@@ -137,8 +174,8 @@ func TestPagesRender(t *testing.T) {
 }
 
 func TestSecurityHeaders(t *testing.T) {
-	p := newPage(t, nil)
-	resp, err := p.c.Get(p.srv.URL + "/")
+	p := newPageOut(t, nil)
+	resp, err := p.c.Get(p.srv.URL + "/?token=" + testToken)
 	must(t, err)
 	resp.Body.Close()
 	for h, want := range map[string]string{
@@ -154,7 +191,7 @@ func TestSecurityHeaders(t *testing.T) {
 		t.Errorf("Content-Security-Policy: %q", csp)
 	}
 	c := resp.Cookies()
-	if len(c) != 1 || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode {
+	if len(c) != 1 || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode || c[0].Secure || c[0].MaxAge != 12*60*60 {
 		t.Errorf("session cookie: %+v", c)
 	}
 }
@@ -229,6 +266,7 @@ func TestHostAndOrigin(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodGet, p.srv.URL+"/", nil)
 	req.Host = "localhost" + p.srv.URL[strings.LastIndex(p.srv.URL, ":"):]
 	req.Header.Set("Origin", "http://"+req.Host)
+	req.Header.Set("Authorization", "Bearer "+testToken)
 	resp, err := p.c.Do(req)
 	must(t, err)
 	resp.Body.Close()
@@ -238,14 +276,17 @@ func TestHostAndOrigin(t *testing.T) {
 }
 
 func TestToken(t *testing.T) {
-	const token = "0123456789abcdef0123"
-	p := newPage(t, &Options{Token: token})
+	const token = testToken
+	p := newPageOut(t, nil)
 	status, body := p.get("/")
 	if status != http.StatusUnauthorized || title(body) != "Log in · mdmemory" {
 		t.Fatalf("without the token: %d %q, want 401 and the login page", status, title(body))
 	}
-	if status, _ := p.get("/facts?token=wrong-token-0000000"); status != http.StatusUnauthorized {
-		t.Errorf("a wrong token: %d, want 401", status)
+	if status, _ := p.get("/facts?token=wrong-token-0000000"); status != http.StatusSeeOther {
+		t.Errorf("a wrong token: %d, want 303 to the login page", status)
+	}
+	if status, body := p.get("/login?failed=1&next=%2Ffacts"); status != http.StatusUnauthorized || !strings.Contains(body, "not the token") {
+		t.Errorf("the login page after a wrong token: %d", status)
 	}
 	resp, err := p.c.Get(p.srv.URL + "/history?path=facts%2Fuser.md&token=" + token)
 	must(t, err)
@@ -258,7 +299,7 @@ func TestToken(t *testing.T) {
 	}
 
 	// The login form.
-	q := newPage(t, &Options{Token: token})
+	q := newPageOut(t, nil)
 	if status, _, _ := q.post("/login", url.Values{"csrf": {"x"}, "token": {"not-it-at-all-000"}, "next": {"/facts"}}); status != http.StatusUnauthorized {
 		t.Errorf("login with a wrong token: %d", status)
 	}
@@ -304,7 +345,7 @@ func TestStaleEditShowsConflict(t *testing.T) {
 	}
 	// The merge starts with both changes, and saves against the version
 	// there is now.
-	merged := regexp.MustCompile(`(?s)<textarea id="merged" name="text" rows="16">(.*?)</textarea>`).FindStringSubmatch(body)
+	merged := regexp.MustCompile(`(?s)<textarea id="merged" name="text" rows="16">\n(.*?)</textarea>`).FindStringSubmatch(body)
 	if merged == nil || !strings.Contains(merged[1], "Mochi") || !strings.Contains(merged[1], "张三") {
 		t.Fatalf("the merge does not hold both changes: %q", merged)
 	}
@@ -412,7 +453,7 @@ func TestCompaction(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(body, "Would condense 1 entries") || !strings.Contains(body, ">Compact</button>") {
 		t.Fatalf("preview: %d\n%s", status, body)
 	}
-	status, body, _ = p.post("/compact", url.Values{"before": {"2021-01"}, "keep": {""}})
+	status, body, _ = p.post("/compact", url.Values{"before": {"2021-01"}, "keep": {"0"}})
 	if status != http.StatusOK || !strings.Contains(body, "Condensed 1 entries") {
 		t.Fatalf("apply: %d\n%s", status, body)
 	}

@@ -3,6 +3,7 @@
 // and passes, in the environment:
 //
 //   MDMEMORY_UI_URL            the page's address (http://127.0.0.1:PORT)
+//   MDMEMORY_UI_TOKEN          the token to log in with, as mdmemory ui prints it
 //   MDMEMORY_UI_DIR            the memory's folder, to check and change files by hand
 //   MDMEMORY_CHROMIUM          the browser to launch (/usr/bin/chromium)
 //   MDMEMORY_PLAYWRIGHT_CORE   the folder of playwright-core
@@ -23,6 +24,7 @@ const env = (name) => {
   return v;
 };
 const base = env('MDMEMORY_UI_URL');
+const token = env('MDMEMORY_UI_TOKEN');
 const dir = env('MDMEMORY_UI_DIR');
 const shots = process.env.MDMEMORY_SCREENSHOTS || '';
 const { chromium } = await import(pathToFileURL(path.join(env('MDMEMORY_PLAYWRIGHT_CORE'), 'index.mjs')).href);
@@ -92,6 +94,7 @@ async function step(name, fn) {
 // request to anywhere but the page's own server, a dialog.
 const problems = [];
 let allowConflict = false; // the conflict step expects a 409
+let allowLogin = false; // the login step expects a 401
 
 const started = Date.now();
 const browser = await chromium.launch({
@@ -113,14 +116,23 @@ try {
   page.on('response', (r) => {
     const p = new URL(r.url()).pathname;
     // The browser asks for /favicon.ico on its own; the page has none.
-    if (r.status() >= 400 && p !== '/favicon.ico' && !(r.status() === 409 && allowConflict)) problems.push(`${r.status()} from ${r.request().method()} ${r.url()}`);
+    if (r.status() >= 400 && p !== '/favicon.ico' && !(r.status() === 409 && allowConflict) && !(r.status() === 401 && allowLogin)) problems.push(`${r.status()} from ${r.request().method()} ${r.url()}`);
   });
   page.on('request', (r) => { if (!r.url().startsWith(base + '/')) problems.push(`a request outside the page: ${r.url()}`); });
   page.on('dialog', (d) => { problems.push(`a dialog: ${d.message()}`); d.dismiss(); });
 
-  await step('open the Overview', async () => {
+  await step('log in: without the token, the login page', async () => {
+    allowLogin = true;
     await page.goto(base + '/');
+    await onPage(page, 'Log in');
+    await visible(page.getByLabel('Token'), 'the token box');
+    allowLogin = false;
+  });
+
+  await step('open the Overview with the login address; the token leaves it', async () => {
+    await page.goto(base + '/?token=' + encodeURIComponent(token));
     await onPage(page, 'Overview');
+    check(page.url() === base + '/', 'the address without the token', page.url());
     await visible(page.getByRole('heading', { name: 'Budgets' }), 'the budgets');
     await visible(page.getByRole('meter', { name: 'Facts' }), 'the facts gauge');
     await visible(page.getByRole('table').getByRole('cell', { name: 'agent', exact: true }), 'a change by the agent in Last changes');
@@ -235,6 +247,13 @@ try {
     check(await first.count() === 1, 'one change that wrote the first version', String(await first.count()));
     check(await changes.getByRole('button', { name: 'Restore' }).count() === await changes.count(), 'a Restore button on each change');
     await first.getByRole('button', { name: 'Restore' }).click();
+    // First what the restore would change, from the file now to that
+    // version; nothing is restored yet.
+    await onPage(page, /^Restore facts\/user\.md to version/);
+    await visible(page.getByRole('main').getByText('+- Tea: green tea, no sugar'), 'the tea line the restore brings back');
+    await visible(page.getByRole('main').getByText('-- Pet: a black cat named Mochi'), 'the pet line the restore removes');
+    check(readUser().includes('Mochi'), 'nothing restored before the confirmation', readUser());
+    await page.getByRole('main').getByRole('button', { name: 'Restore' }).click();
     await visible(page.getByRole('status').filter({ hasText: 'Restored' }), 'the notice "Restored"');
     const now = readUser();
     check(now.includes('- Tea: green tea, no sugar\n') && now.includes('- City: Shanghai\n'), 'the first version on disk', now);

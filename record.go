@@ -105,7 +105,7 @@ func (s *Store) readLog(ctx context.Context, name string) (*logState, string, er
 		return nil, "", fmt.Errorf("%w: %s is %s bytes, more than the %s the library reads of a log", errLogTooLarge, name, thousands64(c.Size), thousands(maxLog))
 	}
 	records, _ := journal.Decode(c.Data) // a line that does not parse is skipped; Check reports it
-	return &logState{size: c.Size, records: records, pruned: len(records)}, c.Version, nil
+	return &logState{size: c.Size, records: records, changes: changes(records)}, c.Version, nil
 }
 
 // logOf returns the records of the log at name, from what the Store knows
@@ -167,8 +167,9 @@ func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record,
 	}
 	// A log whose last line a crash cut gets a newline first, and is then
 	// not this size: the next change reads it again.
-	s.hist.put(name, &logState{size: st.size + int64(len(line)), records: records, pruned: st.pruned})
-	if s.due(records, st, h, now) {
+	next := &logState{size: st.size + int64(len(line)), records: records, changes: st.changes + len(add), since: st.since + len(add)}
+	s.hist.put(name, next)
+	if s.due(next, h, now) {
 		s.prune(ctx, h, c.t.path, newVer)
 	}
 	return &r, nil
@@ -197,7 +198,7 @@ func (s *Store) mark(ctx context.Context, h Held, c *change, r *journal.Record, 
 		return
 	}
 	if st := s.hist.get(name); st != nil {
-		s.hist.put(name, &logState{size: st.size + int64(len(line)), records: append(slices.Clip(st.records), m), pruned: st.pruned})
+		s.hist.put(name, &logState{size: st.size + int64(len(line)), records: append(slices.Clip(st.records), m), changes: st.changes, since: st.since})
 	}
 }
 
@@ -205,20 +206,20 @@ func (s *Store) mark(ctx context.Context, h Held, c *change, r *journal.Record, 
 // prunings.
 const pruneEvery = 32
 
-// due reports whether the log of records, as st read it, is to be pruned
-// now: it gained pruneEvery records since this Store read or pruned it;
+// due reports whether the log st is to be pruned now: it gained
+// pruneEvery changes since this Store read or pruned it;
 // or, whatever Store wrote them (a command that makes one change and
 // exits), it holds pruneEvery more than the versions always kept, the
 // oldest past the age kept; or it is larger than a log the backend
 // rewrites at each change (S3) should be.
-func (s *Store) due(records []journal.Record, st *logState, h Held, now time.Time) bool {
+func (s *Store) due(st *logState, h Held, now time.Time) bool {
 	p := s.policy(1)
 	minV, age := cmp.Or(p.MinVersions, journal.DefaultMinVersions), cmp.Or(p.MaxAge, journal.DefaultMaxAge)
 	_, appends := h.(appender)
 	switch {
-	case changes(records)-changes(records[:min(st.pruned, len(records))]) >= pruneEvery:
+	case st.since >= pruneEvery:
 		return true
-	case changes(records) > minV+pruneEvery && records[0].Time.Before(now.Add(-age)):
+	case st.changes > minV+pruneEvery && st.records[0].Time.Before(now.Add(-age)):
 		return true
 	case !appends && st.size > rewriteMax:
 		return true
@@ -226,7 +227,8 @@ func (s *Store) due(records []journal.Record, st *logState, h Held, now time.Tim
 	return false
 }
 
-// changes counts the records of changes, not their marks.
+// changes counts the records of changes, not their marks: once when a log
+// is read or pruned, then kept up to date in its logState.
 func changes(records []journal.Record) int {
 	n := 0
 	for _, r := range records {
@@ -301,7 +303,7 @@ func (s *Store) prune(ctx context.Context, h Held, p, current string) {
 	}
 	kept := journal.Prune(st.records, current, s.now().UTC(), s.policy(n))
 	if len(kept) == len(st.records) {
-		s.hist.put(name, &logState{size: st.size, records: st.records, pruned: len(st.records)})
+		s.hist.put(name, &logState{size: st.size, records: st.records, changes: st.changes})
 		return
 	}
 	data := journal.Encode(kept)
@@ -309,7 +311,7 @@ func (s *Store) prune(ctx context.Context, h Held, p, current string) {
 		s.hist.put(name, nil)
 		return
 	}
-	s.hist.put(name, &logState{size: int64(len(data)), records: kept, pruned: len(kept)})
+	s.hist.put(name, &logState{size: int64(len(data)), records: kept, changes: changes(kept)})
 }
 
 // maxLost bounds the races a change may lose in a row before it gives up:

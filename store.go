@@ -531,7 +531,8 @@ const maxLogs = 64
 type logState struct {
 	size    int64
 	records []journal.Record
-	pruned  int // len(records) when the log was last pruned or read
+	changes int // the records of changes, their marks left out
+	since   int // changes this Store recorded since it read or pruned the log
 }
 
 func (l *logs) get(name string) *logState {

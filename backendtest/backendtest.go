@@ -235,7 +235,7 @@ func (e *env) rawExists(name string) bool {
 func (e *env) handEdit(name, data string) {
 	e.t.Helper()
 	c := e.raw(name)
-	if _, err := put(e.ctx, e.b, name, []byte(data), c.Version); err != nil {
+	if _, err := Put(e.ctx, e.b, name, []byte(data), c.Version); err != nil {
 		e.t.Fatalf("Backend.Write(%s): %v", name, err)
 	}
 }
@@ -705,13 +705,13 @@ func testBackendChangeSeen(t *testing.T, e *env) {
 	}
 
 	// A file that another client creates and removes.
-	if _, err := put(e.ctx, e.b, memFile, []byte("# Memory\n\n> Summary: lessons\n\n- Lesson: book the ryokan early\n"), ""); err != nil {
+	if _, err := Put(e.ctx, e.b, memFile, []byte("# Memory\n\n> Summary: lessons\n\n- Lesson: book the ryokan early\n"), ""); err != nil {
 		t.Fatal(err)
 	}
 	if hits := e.search(e.s, "ryokan"); len(hits) != 1 || hits[0].Path != memFile {
 		t.Errorf("Search(ryokan) after another client created %s: %+v", memFile, hits)
 	}
-	if err := del(e.ctx, e.b, memFile, e.raw(memFile).Version); err != nil {
+	if err := Remove(e.ctx, e.b, memFile, e.raw(memFile).Version); err != nil {
 		t.Fatal(err)
 	}
 	if hits := e.search(e.s, "ryokan"); len(hits) != 0 {
@@ -1087,9 +1087,11 @@ func testClose(t *testing.T, e *env) {
 	}
 }
 
-// put writes data as the file at name through b's lock on it, as another
-// client does: only if the file is at version match.
-func put(ctx context.Context, b memory.Backend, name string, data []byte, match string) (string, error) {
+// Put writes data as the file at name through b's lock on it, as another
+// client of the backend does: only if the file is at version match. On a
+// backend whose lock of a file makes no request (S3), it is Write's one
+// request.
+func Put(ctx context.Context, b memory.Backend, name string, data []byte, match string) (string, error) {
 	h, err := b.Lock(ctx, name)
 	if err != nil {
 		return "", err
@@ -1098,13 +1100,50 @@ func put(ctx context.Context, b memory.Backend, name string, data []byte, match 
 	return h.Write(ctx, name, data, match)
 }
 
-// del removes the file at name through b's lock on it, only if it is at
+// Remove removes the file at name through b's lock on it, only if it is at
 // version match.
-func del(ctx context.Context, b memory.Backend, name, match string) error {
+func Remove(ctx context.Context, b memory.Backend, name, match string) error {
 	h, err := b.Lock(ctx, name)
 	if err != nil {
 		return err
 	}
 	defer h.Unlock()
 	return h.Remove(ctx, name, match)
+}
+
+// A WriteHook makes a held lock's Write with h, or fails it: a test's
+// backend that injects a fault, or acts between a read and a write.
+type WriteHook func(ctx context.Context, h memory.Held, name string, data []byte, match string) (string, error)
+
+// Hook returns the lock h, got with err, its writes passed to write. A
+// lock that appends (a Dir's, for the history's logs) still appends, past
+// the hook: the hook sees the writes of files.
+func Hook(h memory.Held, err error, write WriteHook) (memory.Held, error) {
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := h.(appender); ok {
+		return hookedAppender{hooked{Held: h, write: write}}, nil
+	}
+	return hooked{Held: h, write: write}, nil
+}
+
+type hooked struct {
+	memory.Held
+	write WriteHook
+}
+
+func (h hooked) Write(ctx context.Context, name string, data []byte, match string) (string, error) {
+	return h.write(ctx, h.Held, name, data, match)
+}
+
+// appender is a lock that appends, as the Store asks of a Dir's.
+type appender interface {
+	Append(ctx context.Context, name string, data []byte, sync bool) error
+}
+
+type hookedAppender struct{ hooked }
+
+func (h hookedAppender) Append(ctx context.Context, name string, data []byte, sync bool) error {
+	return h.Held.(appender).Append(ctx, name, data, sync)
 }

@@ -87,7 +87,7 @@ func testSharedWorld(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	hand := strings.Replace(string(c.Data), "north pad", "south pad", 1)
-	if _, err := put(e.ctx, world, topic, []byte(hand), c.Version); err != nil {
+	if _, err := Put(e.ctx, world, topic, []byte(hand), c.Version); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []*memory.Store{a, b} {

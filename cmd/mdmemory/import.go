@@ -132,7 +132,7 @@ func (e *env) runImport(ctx context.Context, items []importItem, apply bool) err
 		defer close()
 		s = st
 	} else {
-		st, _, cleanup, err := e.scratch(ctx, opts)
+		st, cleanup, err := e.scratch(ctx, opts)
 		if err != nil {
 			return err
 		}
@@ -185,16 +185,16 @@ func (e *env) runImport(ctx context.Context, items []importItem, apply bool) err
 // judges an import (the fact files, procedures.md, persona.md, and the
 // world topics in a shared root of its own), for a dry run to apply the
 // library's rules to without writing to the memory.
-func (e *env) scratch(ctx context.Context, opts memory.Options) (*memory.Store, memory.Backend, func(), error) {
+func (e *env) scratch(ctx context.Context, opts memory.Options) (*memory.Store, func(), error) {
 	tmp, err := os.MkdirTemp("", "mdmemory-import-*")
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	cleanup := func() { os.RemoveAll(tmp) }
 	mem, shared := filepath.Join(tmp, "memory"), filepath.Join(tmp, "world")
 	if err := os.MkdirAll(filepath.Join(shared, "world"), 0o700); err != nil {
 		cleanup()
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	src, closeSrc, err := e.open(ctx, false)
 	switch {
@@ -203,7 +203,7 @@ func (e *env) scratch(ctx context.Context, opts memory.Options) (*memory.Store, 
 		files, err := src.List(ctx)
 		if err != nil {
 			cleanup()
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		for _, f := range files {
 			if strings.HasPrefix(f.Path, "episodes/") || f.Error != "" {
@@ -219,24 +219,24 @@ func (e *env) scratch(ctx context.Context, opts memory.Options) (*memory.Store, 
 			}
 			if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
 				cleanup()
-				return nil, nil, nil, err
+				return nil, nil, err
 			}
 			if err := os.WriteFile(to, []byte(text), 0o600); err != nil {
 				cleanup()
-				return nil, nil, nil, err
+				return nil, nil, err
 			}
 		}
 	case errors.Is(err, errNoMemory):
 		// A memory that is not there yet: the import would start it.
 	default:
 		cleanup()
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	if e.store.worldWhere(e.getenv) != "" {
 		w, err := memory.OpenDir(shared, 0)
 		if err != nil {
 			cleanup()
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		cleanupAll := cleanup
 		cleanup = func() { w.Close(); cleanupAll() }
@@ -245,16 +245,10 @@ func (e *env) scratch(ctx context.Context, opts memory.Options) (*memory.Store, 
 	s, err := memory.Open(mem, &opts)
 	if err != nil {
 		cleanup()
-		return nil, nil, nil, err
-	}
-	d, err := memory.OpenDir(mem, 0)
-	if err != nil {
-		s.Close()
-		cleanup()
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	cleanupAll := cleanup
-	return s, d, func() { d.Close(); s.Close(); cleanupAll() }, nil
+	return s, func() { s.Close(); cleanupAll() }, nil
 }
 
 // reportImport prints what import did or would do.

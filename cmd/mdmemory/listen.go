@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // tokenEnv names the environment variable that gives mcp --http its bearer
@@ -108,4 +111,24 @@ func (c *limitConn) Close() error {
 	err := c.Conn.Close()
 	c.release()
 	return err
+}
+
+// serve serves srv on l, at most maxConns connections at once, until ctx
+// ends: requests under way then get a moment to finish, and connections
+// held open (an MCP client's event stream) are cut.
+func serve(ctx context.Context, srv *http.Server, l net.Listener, maxConns int) error {
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(newLimitListener(l, maxConns)) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	<-done
+	return nil
 }

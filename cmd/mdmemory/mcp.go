@@ -205,22 +205,7 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 		// own deadline.
 	}
 	fmt.Fprintf(e.stderr, "mdmemory: serving MCP (streamable HTTP) at http://%s/ for %s\n", l.Addr(), serves)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(newLimitListener(l, f.maxConns)) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-	}
-	// Requests under way get a moment to finish; the event streams that
-	// clients hold open are then cut.
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
-	}
-	<-done
-	return nil
+	return serve(ctx, srv, l, f.maxConns)
 }
 
 // listFlag is a flag that may be repeated, each value a comma-separated

@@ -124,18 +124,5 @@ func serveUI(ctx context.Context, e *env, f httpFlags) error {
 		fmt.Fprintf(e.stderr, "mdmemory: serving the page for %s at %s; log in with %s?token=TOKEN (the token of --token-file or $%s) or the login form; Ctrl-C ends it\n", e.store.where(e.getenv), url, url, tokenEnv)
 	}
 	go page.Warm(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(newLimitListener(l, 256)) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
-	}
-	<-done
-	return nil
+	return serve(ctx, srv, l, 256)
 }

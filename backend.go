@@ -115,10 +115,13 @@ type Entry struct {
 // conversation has not seen reaches the model, as [ErrConflict].
 var ErrChanged = errors.New("file changed since it was read")
 
-// appender is a held lock that appends to a file, durably when sync is
-// set: a Dir's, for the logs. One that wraps another's returns errNoAppend
-// when that one cannot.
+// appender is a held lock that appends to a file: a Dir's, for the logs.
+// Size gives the size of the file (fs.ErrNotExist when there is none);
+// Append appends, durably when sync is set: at the latest before the
+// lock's next Write or Remove makes its change. One that wraps another's
+// returns errNoAppend when that one cannot.
 type appender interface {
+	Size(ctx context.Context, name string) (int64, error)
 	Append(ctx context.Context, name string, data []byte, sync bool) error
 }
 

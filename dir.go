@@ -103,6 +103,8 @@ type Dir struct {
 
 	seenMu sync.Mutex
 	seen   map[string]seenFile // by name: the version of the files read whole, and their stamp then
+
+	folders folders // the folders kept open (dirfolders.go)
 }
 
 // seenFile is what a Dir remembers of a file it read whole: its version,
@@ -242,6 +244,7 @@ func (d *Dir) closeFiles() error {
 	if d.folder != nil {
 		errs = append(errs, d.folder.Close())
 	}
+	d.folders.close()
 	errs = append(errs, d.root.Close())
 	return errors.Join(errs...)
 }
@@ -302,12 +305,30 @@ type dirHeld struct {
 	d    *Dir
 	once sync.Once
 	gone atomic.Bool // unlocked
+
+	mu       sync.Mutex
+	logs     map[string]*logFile // the files opened to append to, kept open until Unlock
+	unsynced []*os.File          // appended to with sync, to be made durable before the next change
 }
 
-// Unlock releases the directory's lock.
+// A logFile is a file a held lock appends to.
+type logFile struct {
+	f  *os.File
+	nl bool // it does not end with a newline: the next append starts with one
+}
+
+// Unlock releases the directory's lock. The appends made durable with the
+// next change are made durable now, if no change came.
 func (h *dirHeld) Unlock() {
 	h.once.Do(func() {
 		h.gone.Store(true)
+		h.mu.Lock()
+		syncAll(h.takeUnsynced())
+		for _, l := range h.logs {
+			l.f.Close()
+		}
+		h.logs = nil
+		h.mu.Unlock()
 		h.d.unflock()
 		<-h.d.turn
 	})
@@ -318,17 +339,24 @@ func (h *dirHeld) Unlock() {
 var errUnlocked = errors.New("the lock was released: a change must be made while it is held")
 
 // Write replaces the file at name with data if it is at version match.
+// The appends made with sync are made durable before the file is
+// replaced, at the same time as its new content.
 func (h *dirHeld) Write(ctx context.Context, name string, data []byte, match string) (string, error) {
 	if err := h.check(ctx, name, match); err != nil {
 		return "", err
 	}
-	if err := h.d.replace(name, data); err != nil {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	err := h.d.replace(name, data, h.takeUnsynced())
+	h.closeLog(name)
+	if err != nil {
 		return "", err
 	}
 	return versionOf(data), nil
 }
 
-// Remove deletes the file at name if it is at version match.
+// Remove deletes the file at name if it is at version match, once the
+// appends made with sync are durable.
 func (h *dirHeld) Remove(ctx context.Context, name, match string) error {
 	if match == "" {
 		return fmt.Errorf("remove %s: %w: no version given", name, ErrChanged)
@@ -336,6 +364,12 @@ func (h *dirHeld) Remove(ctx context.Context, name, match string) error {
 	if err := h.check(ctx, name, match); err != nil {
 		return err
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := syncAll(h.takeUnsynced()); err != nil {
+		return err
+	}
+	h.closeLog(name)
 	sub, done, err := h.d.folderOf(name, false)
 	if err != nil {
 		return err
@@ -347,12 +381,41 @@ func (h *dirHeld) Remove(ctx context.Context, name, match string) error {
 	return syncDir(sub, name)
 }
 
+// Size returns the size of the file at name, to be appended to: it opens
+// the file for the appends that follow. It fails with fs.ErrNotExist when
+// the file does not exist.
+func (h *dirHeld) Size(ctx context.Context, name string) (int64, error) {
+	if h.gone.Load() {
+		return 0, errUnlocked
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	l, err := h.open(name, false)
+	if err != nil {
+		return 0, err
+	}
+	fi, err := l.f.Stat()
+	if err != nil {
+		h.closeLog(name)
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
 // Append adds data at the end of the file at name, creating it (and its
-// folders) if needed, and, when sync is set, makes it durable with one
-// fsync (and one of the folder when the file is new): the history's logs,
-// which grow a record at a time. When the file does not end with a newline (a crash cut its last
-// line), a newline goes first, so that the cut line stays a line of its
-// own. A name that is a link, or no regular file, is refused.
+// folders) if needed: the history's logs, which grow a record at a time.
+// When sync is set, data is made durable before the next Write or Remove
+// through the lock makes its change, with one fsync made at the same time
+// as that of the change's own file (or at Unlock, when no change comes); a
+// new file's folder is made durable at once. When the file does not end
+// with a newline (a crash cut its last line), a newline goes first, so
+// that the cut line stays a line of its own. A name that is a link, or no
+// regular file, is refused. The file stays open until Unlock: another
+// program that replaces it meanwhile takes what is appended since with the
+// file it replaced.
 func (h *dirHeld) Append(ctx context.Context, name string, data []byte, sync bool) error {
 	if h.gone.Load() {
 		return errUnlocked
@@ -360,47 +423,113 @@ func (h *dirHeld) Append(ctx context.Context, name string, data []byte, sync boo
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	sub, done, err := h.d.folderOf(name, true)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	l, err := h.open(name, true)
 	if err != nil {
 		return err
+	}
+	if l.nl {
+		data = append([]byte{'\n'}, data...)
+	}
+	if _, err := l.f.Write(data); err != nil {
+		h.closeLog(name)
+		return err
+	}
+	l.nl = len(data) > 0 && data[len(data)-1] != '\n'
+	if sync && !slices.Contains(h.unsynced, l.f) {
+		h.unsynced = append(h.unsynced, l.f)
+	}
+	return nil
+}
+
+// open returns the file at name opened to append to, from those the lock
+// keeps open or opened now; with create, the file and its folders are
+// made when they do not exist.
+func (h *dirHeld) open(name string, create bool) (*logFile, error) {
+	if l, ok := h.logs[name]; ok {
+		return l, nil
+	}
+	sub, done, err := h.d.folderOf(name, create)
+	if err != nil {
+		return nil, err
 	}
 	defer done()
 	base := path.Base(name)
 	fi, err := sub.Lstat(base)
-	created := errors.Is(err, fs.ErrNotExist)
+	created := create && errors.Is(err, fs.ErrNotExist)
 	switch {
 	case err != nil && !created:
-		return err
+		return nil, err
 	case err == nil && !fi.Mode().IsRegular():
-		return &fs.PathError{Op: "append", Path: name, Err: fmt.Errorf("%w (%v)", errNotRegular, fi.Mode().Type())}
+		return nil, &fs.PathError{Op: "append", Path: name, Err: fmt.Errorf("%w (%v)", errNotRegular, fi.Mode().Type())}
 	}
-	f, err := sub.OpenFile(base, os.O_RDWR|os.O_APPEND|os.O_CREATE|openNonblock, h.d.mode)
+	flag := os.O_RDWR | os.O_APPEND | openNonblock
+	if create {
+		flag |= os.O_CREATE
+	}
+	f, err := sub.OpenFile(base, flag, h.d.mode)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	got, err := f.Stat()
 	if err == nil && fi != nil && !os.SameFile(fi, got) {
 		err = &fs.PathError{Op: "append", Path: name, Err: errReplaced}
 	}
+	l := &logFile{f: f}
 	if err == nil && got.Size() > 0 {
 		last := make([]byte, 1)
-		if _, err = f.ReadAt(last, got.Size()-1); err == nil && last[0] != '\n' {
-			data = append([]byte{'\n'}, data...)
+		if _, err = f.ReadAt(last, got.Size()-1); err == nil {
+			l.nl = last[0] != '\n'
 		}
 	}
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil && sync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && created && sync {
+	if err == nil && created {
 		err = syncDir(sub, name)
 	}
-	return err
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if h.logs == nil {
+		h.logs = map[string]*logFile{}
+	}
+	h.logs[name] = l
+	return l, nil
+}
+
+// closeLog closes the file at name if the lock keeps it open: it was
+// replaced or removed, or failed.
+func (h *dirHeld) closeLog(name string) {
+	if l, ok := h.logs[name]; ok {
+		l.f.Close()
+		delete(h.logs, name)
+	}
+}
+
+// takeUnsynced returns the files appended to with sync since the last
+// change, and forgets them.
+func (h *dirHeld) takeUnsynced() []*os.File {
+	u := h.unsynced
+	h.unsynced = nil
+	return u
+}
+
+// syncAll fsyncs files, all at the same time, and returns their errors.
+func syncAll(files []*os.File) error {
+	switch len(files) {
+	case 0:
+		return nil
+	case 1:
+		return files[0].Sync()
+	}
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, f := range files[1:] {
+		wg.Go(func() { errs[i+1] = f.Sync() })
+	}
+	errs[0] = files[0].Sync()
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // check starts a Write or Remove: the lock must still be held, ctx live,
@@ -516,6 +645,11 @@ func (d *Dir) mkdirs(dir string) error {
 // Dir's folder mode. A folder swapped for another since resolve looked at
 // it is looked at again, a few times, before the operation is refused.
 func (d *Dir) folderOf(name string, create bool) (sub *os.Root, done func(), err error) {
+	// A folder kept open, still in its place with no link on its way, is
+	// the folder resolve and walk would open.
+	if sub, done, ok := d.folders.get(d.root, path.Dir(name)); ok {
+		return sub, done, nil
+	}
 	for try := 0; ; try++ {
 		dir, err := d.resolve(path.Dir(name))
 		if err != nil {
@@ -538,7 +672,12 @@ func (d *Dir) folderOf(name string, create bool) (sub *os.Root, done func(), err
 // what is done in the folder inside it. With create, walk makes the folders
 // that do not exist.
 func (d *Dir) walk(dir string, create bool) (*os.Root, func(), error) {
+	if sub, done, ok := d.folders.get(d.root, dir); ok {
+		return sub, done, nil
+	}
 	cur, done := d.root, func() {}
+	var parent *folder
+	at := ""
 	fail := func(err error) (*os.Root, func(), error) {
 		done()
 		return nil, nil, err
@@ -571,13 +710,16 @@ func (d *Dir) walk(dir string, create bool) (*os.Root, func(), error) {
 			sub.Close()
 			return fail(&fs.PathError{Op: "open", Path: dir, Err: errReplaced})
 		}
-		done()
-		cur, done = sub, func() { sub.Close() }
 		if made {
-			if err := cur.Chmod(".", folderMode(d.mode)); err != nil && runtime.GOOS != "windows" {
+			if err := sub.Chmod(".", folderMode(d.mode)); err != nil && runtime.GOOS != "windows" {
+				sub.Close()
 				return fail(err)
 			}
 		}
+		done()
+		at = pathJoin(at, part)
+		parent, done = d.folders.put(parent, at, part, sub, fi)
+		cur = sub
 	}
 	return cur, done, nil
 }
@@ -886,6 +1028,9 @@ func (d *Dir) isLink(name string) bool {
 // file number within that step, would go unseen, as would an edit saved
 // between the comparison and the rename (see [Dir]).
 func (d *Dir) version(name string) (string, error) {
+	if v, ok := d.seenVersion(name); ok {
+		return v, nil
+	}
 	f, fi, err := d.open(name)
 	if err != nil {
 		return "", err
@@ -902,11 +1047,35 @@ func (d *Dir) version(name string) (string, error) {
 	return journal.ReadVersion(f)
 }
 
+// seenVersion returns the version this Dir read of the file at name when
+// the file's stamp is still the one it had then, looked at without opening
+// the file: for a plain name with no link on its way, as openDirect takes;
+// false in any other case, for version to open it.
+func (d *Dir) seenVersion(name string) (string, bool) {
+	d.seenMu.Lock()
+	seen, ok := d.seen[name]
+	d.seenMu.Unlock()
+	if !ok || !fs.ValidPath(name) {
+		return "", false
+	}
+	sub, done, err := d.walk(path.Dir(name), false)
+	if err != nil {
+		return "", false
+	}
+	defer done()
+	fi, err := sub.Lstat(path.Base(name))
+	if err != nil || !fi.Mode().IsRegular() || stamp(fi) != seen.stamp {
+		return "", false
+	}
+	return seen.version, true
+}
+
 // replace writes data to name atomically, creating its folder if needed.
 // Every step after resolving the folder is made inside it, on names
 // without a folder: a link swapped in for the folder cannot redirect the
-// write.
-func (d *Dir) replace(name string, data []byte) (err error) {
+// write. The files also are fsynced at the same time as the new content,
+// before the rename: a failure of either leaves the file as it was.
+func (d *Dir) replace(name string, data []byte, also []*os.File) (err error) {
 	sub, done, err := d.folderOf(name, true)
 	if err != nil {
 		return err
@@ -935,7 +1104,7 @@ func (d *Dir) replace(name string, data []byte) (err error) {
 	if err = f.Chmod(perm); err != nil && runtime.GOOS != "windows" {
 		return err
 	}
-	if err = f.Sync(); err != nil {
+	if err = syncAll(append(also, f)); err != nil {
 		return err
 	}
 	if err = f.Close(); err != nil {

@@ -40,9 +40,8 @@ func BenchmarkHistory(b *testing.B) {
 }
 
 // BenchmarkAppendHistory is BenchmarkAppend (an episode entry) and
-// benchPatch (a fact change) with the history on and off. Each iteration
-// also does one floor replace (BenchmarkDiskFloor), timed apart, so that
-// the ratio compares the two in the same moments of this noisy disk.
+// benchPatch (a fact change) with the history on and off, each timed
+// beside the floor (againstFloor).
 func BenchmarkAppendHistory(b *testing.B) {
 	ctx := context.Background()
 	for _, op := range []string{"episode", "fact"} {
@@ -57,31 +56,15 @@ func BenchmarkAppendHistory(b *testing.B) {
 				if err := s.Write(ctx, "facts/user.md", content); err != nil {
 					b.Fatal(err)
 				}
-				floorDir := b.TempDir()
-				floor := []byte(strings.Repeat("x", 2047) + "\n")
-				var ops, floors time.Duration
-				n := 0
-				for b.Loop() {
-					start := time.Now()
-					var err error
+				againstFloor(b, op, nil, func(n int) error {
 					if op == "episode" {
 						path := fmt.Sprintf("episodes/%04d-%02d.md", 2000+n/72, n/6%12+1)
-						err = s.Append(ctx, path, entry(n, path), "")
-					} else {
-						p := []memory.Patch{{OldText: fmt.Sprintf("- Counter: %d\n", n), NewText: fmt.Sprintf("- Counter: %d\n", n+1)}}
-						_, err = s.Patch(ctx, "facts/user.md", p)
+						return s.Append(ctx, path, entry(n, path), "")
 					}
-					if err != nil {
-						b.Fatal(err)
-					}
-					mid := time.Now()
-					floorReplace(b, floorDir, floor)
-					ops, floors = ops+mid.Sub(start), floors+time.Since(mid)
-					n++
-				}
-				b.ReportMetric(float64(ops.Microseconds())/float64(b.N), "µs/"+op)
-				b.ReportMetric(float64(floors.Microseconds())/float64(b.N), "µs/floor")
-				b.ReportMetric(float64(ops)/float64(floors), op+"/floor")
+					p := []memory.Patch{{OldText: fmt.Sprintf("- Counter: %d\n", n), NewText: fmt.Sprintf("- Counter: %d\n", n+1)}}
+					_, err := s.Patch(ctx, "facts/user.md", p)
+					return err
+				})
 			})
 		}
 	}

@@ -109,11 +109,12 @@ func (s *Store) readLog(ctx context.Context, name string) (*logState, string, er
 }
 
 // logOf returns the records of the log at name, from what the Store knows
-// when the log is still the size it left it, else read again.
-func (s *Store) logOf(ctx context.Context, name string) (*logState, error) {
+// when the log is still the size it left it, else read again. h is the
+// lock held for the change to be recorded.
+func (s *Store) logOf(ctx context.Context, h Held, name string) (*logState, error) {
 	if st := s.hist.get(name); st != nil {
-		c, err := s.b.Read(ctx, name, 0)
-		if err == nil && c.Size == st.size || errors.Is(err, fs.ErrNotExist) && st.size == 0 {
+		size, err := s.logSize(ctx, h, name)
+		if err == nil && size == st.size || errors.Is(err, fs.ErrNotExist) && st.size == 0 {
 			return st, nil
 		}
 	}
@@ -134,7 +135,7 @@ func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record,
 		return nil, nil
 	}
 	name := logName(c.t.path)
-	st, err := s.logOf(ctx, name)
+	st, err := s.logOf(ctx, h, name)
 	if errors.Is(err, errLogTooLarge) {
 		// A log someone made larger than the library reads: its file's
 		// changes go unrecorded, rather than fail, and Check reports it.
@@ -242,6 +243,18 @@ func changes(records []journal.Record) int {
 // rewriteMax is the size past which a log that a change rewrites whole
 // (on S3) is pruned at each change: each change reads and writes it.
 const rewriteMax = 1 << 20
+
+// logSize is the size of the log at name, through the lock h where it
+// appends (which then keeps the log open for the record), else read.
+func (s *Store) logSize(ctx context.Context, h Held, name string) (int64, error) {
+	if a, ok := h.(appender); ok {
+		if size, err := a.Size(ctx, name); !errors.Is(err, errNoAppend) {
+			return size, err
+		}
+	}
+	c, err := s.b.Read(ctx, name, 0)
+	return c.Size, err
+}
 
 // appendLog adds line to the log at name: appended (durably when sync is
 // set) where the lock can, else read, added to and written back only if

@@ -91,6 +91,19 @@ func inWorld(name string) bool {
 	return paths.InWorld(name) || paths.InWorld(strings.TrimPrefix(name, paths.HistoryDir+"/"))
 }
 
+// Size is the size of the file at name, through the lock of the backend
+// that holds it, where that lock can append.
+func (h splitHeld) Size(ctx context.Context, name string) (int64, error) {
+	if err := h.mine(name); err != nil {
+		return 0, err
+	}
+	a, ok := h.Held.(appender)
+	if !ok {
+		return 0, errNoAppend
+	}
+	return a.Size(ctx, name)
+}
+
 // Append appends through the lock of the backend that holds name, where
 // that lock can.
 func (h splitHeld) Append(ctx context.Context, name string, data []byte, sync bool) error {

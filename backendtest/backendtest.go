@@ -1139,10 +1139,15 @@ func (h hooked) Write(ctx context.Context, name string, data []byte, match strin
 
 // appender is a lock that appends, as the Store asks of a Dir's.
 type appender interface {
+	Size(ctx context.Context, name string) (int64, error)
 	Append(ctx context.Context, name string, data []byte, sync bool) error
 }
 
 type hookedAppender struct{ hooked }
+
+func (h hookedAppender) Size(ctx context.Context, name string) (int64, error) {
+	return h.Held.(appender).Size(ctx, name)
+}
 
 func (h hookedAppender) Append(ctx context.Context, name string, data []byte, sync bool) error {
 	return h.Held.(appender).Append(ctx, name, data, sync)

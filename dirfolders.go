@@ -1,0 +1,168 @@
+package memory
+
+import (
+	"io/fs"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// The folders a Dir keeps open. Every Read, Write, Remove and Append opens
+// the file's folder one folder at a time (Dir.walk), which on most systems
+// costs four system calls a folder: look, open, look again, close. A Dir
+// keeps the folders it opened, and an operation takes the folder it kept
+// when every folder on the way is still the one it opened: a look at each
+// (Lstat) finds the same folder, not a link, in its place. A folder
+// renamed, removed or swapped for a link since fails that look; the Dir
+// then forgets it and walks again, as it did before it kept any. So a kept
+// folder is used exactly when a new walk would open that same folder.
+//
+// Folders are kept where an open folder stands in nobody's way: not on
+// Windows, where it would stop a person from renaming or removing the
+// folder while the Dir is open.
+
+// maxFolders bounds the folders a Dir keeps open; past it, it closes them
+// all and starts again.
+const maxFolders = 64
+
+// keepFolders is whether Dirs keep their folders open on this system.
+var keepFolders = runtime.GOOS != "windows"
+
+// folders is the folders a Dir keeps, by their path from the Dir's root
+// ("episodes", ".history/episodes").
+type folders struct {
+	mu     sync.Mutex
+	m      map[string]*folder
+	closed bool
+}
+
+// A folder is one folder kept open.
+type folder struct {
+	path   string      // its path from the Dir's root
+	name   string      // its name in its parent
+	parent *folder     // nil for a folder of the Dir's root
+	root   *os.Root    // the folder, open
+	fi     fs.FileInfo // what Lstat saw in its place when it was opened
+	refs   int         // guarded by folders.mu: the operations using root
+	gone   bool        // guarded by folders.mu: forgotten; closed once refs is 0
+}
+
+// get returns the folder dir kept, opened from top, with the function
+// that releases it, when every folder on its way is still in its place;
+// false otherwise.
+func (c *folders) get(top *os.Root, dir string) (*os.Root, func(), bool) {
+	c.mu.Lock()
+	leaf := c.m[dir]
+	var chain []*folder // from the top down
+	for f := leaf; f != nil; f = f.parent {
+		if f.gone {
+			c.mu.Unlock()
+			return nil, nil, false
+		}
+		chain = append(chain, f)
+	}
+	if leaf == nil {
+		c.mu.Unlock()
+		return nil, nil, false
+	}
+	for _, f := range chain {
+		f.refs++
+	}
+	c.mu.Unlock()
+	slices.Reverse(chain)
+	ok, parent := true, top
+	for _, f := range chain {
+		fi, err := parent.Lstat(f.name)
+		if err != nil || fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() || !os.SameFile(fi, f.fi) {
+			ok = false
+			c.forget(f)
+			break
+		}
+		parent = f.root
+	}
+	for _, f := range chain[:len(chain)-1] {
+		c.release(f)
+	}
+	if !ok {
+		c.release(leaf)
+		return nil, nil, false
+	}
+	return leaf.root, func() { c.release(leaf) }, true
+}
+
+// put keeps root, the folder at path (its name in parent, as fi), opened
+// by a walk that uses it until the function returned ends it. Where
+// folders are not kept, the function closes root.
+func (c *folders) put(parent *folder, path, name string, root *os.Root, fi fs.FileInfo) (*folder, func()) {
+	if !keepFolders {
+		return nil, func() { root.Close() }
+	}
+	f := &folder{path: path, name: name, parent: parent, root: root, fi: fi, refs: 1}
+	c.mu.Lock()
+	if c.closed || parent != nil && parent.gone {
+		f.gone = true
+	} else {
+		if c.m == nil || len(c.m) >= maxFolders {
+			for _, old := range c.m {
+				c.forgetLocked(old)
+			}
+			c.m = map[string]*folder{}
+		}
+		if old := c.m[path]; old != nil {
+			c.forgetLocked(old)
+		}
+		c.m[path] = f
+	}
+	c.mu.Unlock()
+	return f, func() { c.release(f) }
+}
+
+// forget forgets f, and closes it when no operation uses it.
+func (c *folders) forget(f *folder) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.forgetLocked(f)
+}
+
+func (c *folders) forgetLocked(f *folder) {
+	if f.gone {
+		return
+	}
+	f.gone = true
+	if c.m[f.path] == f {
+		delete(c.m, f.path)
+	}
+	if f.refs == 0 {
+		f.root.Close()
+	}
+}
+
+// release ends an operation's use of f.
+func (c *folders) release(f *folder) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f.refs--
+	if f.refs == 0 && f.gone {
+		f.root.Close()
+	}
+}
+
+// close forgets every folder: those in use are closed when released.
+func (c *folders) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for _, f := range c.m {
+		c.forgetLocked(f)
+	}
+	c.m = nil
+}
+
+// pathJoin joins a folder's path and the name of a folder in it.
+func pathJoin(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}

@@ -378,7 +378,7 @@ func (h *dirHeld) Remove(ctx context.Context, name, match string) error {
 	if err := sub.Remove(path.Base(name)); err != nil {
 		return err
 	}
-	return syncDir(sub, name)
+	return h.d.syncDir(sub, name)
 }
 
 // Size returns the size of the file at name, to be appended to: it opens
@@ -484,7 +484,7 @@ func (h *dirHeld) open(name string, create bool) (*logFile, error) {
 		}
 	}
 	if err == nil && created {
-		err = syncDir(sub, name)
+		err = h.d.syncDir(sub, name)
 	}
 	if err != nil {
 		f.Close()
@@ -1113,14 +1113,14 @@ func (d *Dir) replace(name string, data []byte, also []*os.File) (err error) {
 	if err = sub.Rename(tmp, base); err != nil {
 		return err
 	}
-	return syncDir(sub, name)
+	return d.syncDir(sub, name)
 }
 
 // createTemp creates a temporary file for base in the folder sub.
 func createTemp(sub *os.Root, base string, perm fs.FileMode) (f *os.File, tmp string, err error) {
 	for range 100 {
 		tmp = "." + base + tempMark + strconv.FormatUint(rand.Uint64(), 36)
-		f, err = sub.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		f, err = sub.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNonblock, perm)
 		if !errors.Is(err, fs.ErrExist) {
 			break
 		}
@@ -1134,17 +1134,17 @@ func createTemp(sub *os.Root, base string, perm fs.FileMode) (f *os.File, tmp st
 // a crash of the machine.
 var ErrNotDurable = errors.New("made, but the folder's fsync failed: the change may not survive a crash")
 
-// syncDir makes a rename or removal in the folder sub durable. Windows
-// cannot fsync a directory; there the rename is durable when the file
-// system says so.
-func syncDir(sub *os.Root, name string) error {
+// syncDir makes a rename or removal in the folder sub durable, through
+// the folder's own file when the Dir keeps it open. Windows cannot fsync a
+// directory; there the rename is durable when the file system says so.
+func (d *Dir) syncDir(sub *os.Root, name string) error {
 	if runtime.GOOS == "windows" {
 		return nil
 	}
-	f, err := sub.Open(".")
+	f, done, err := d.folders.file(sub)
 	if err == nil {
 		err = f.Sync()
-		f.Close()
+		done()
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w (%v)", name, ErrNotDurable, err)

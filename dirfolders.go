@@ -34,6 +34,7 @@ var keepFolders = runtime.GOOS != "windows"
 type folders struct {
 	mu     sync.Mutex
 	m      map[string]*folder
+	byRoot map[*os.Root]*folder
 	closed bool
 }
 
@@ -46,6 +47,7 @@ type folder struct {
 	fi     fs.FileInfo // what Lstat saw in its place when it was opened
 	refs   int         // guarded by folders.mu: the operations using root
 	gone   bool        // guarded by folders.mu: forgotten; closed once refs is 0
+	file   *os.File    // guarded by folders.mu: the folder opened as a file, to fsync it; nil until needed
 }
 
 // get returns the folder dir kept, opened from top, with the function
@@ -107,12 +109,12 @@ func (c *folders) put(parent *folder, path, name string, root *os.Root, fi fs.Fi
 			for _, old := range c.m {
 				c.forgetLocked(old)
 			}
-			c.m = map[string]*folder{}
+			c.m, c.byRoot = map[string]*folder{}, map[*os.Root]*folder{}
 		}
 		if old := c.m[path]; old != nil {
 			c.forgetLocked(old)
 		}
-		c.m[path] = f
+		c.m[path], c.byRoot[root] = f, f
 	}
 	c.mu.Unlock()
 	return f, func() { c.release(f) }
@@ -133,9 +135,41 @@ func (c *folders) forgetLocked(f *folder) {
 	if c.m[f.path] == f {
 		delete(c.m, f.path)
 	}
+	delete(c.byRoot, f.root)
 	if f.refs == 0 {
-		f.root.Close()
+		f.close()
 	}
+}
+
+// close closes f's files.
+func (f *folder) close() {
+	if f.file != nil {
+		f.file.Close()
+	}
+	f.root.Close()
+}
+
+// file returns the folder root opened as a file, to fsync it, with the
+// function that ends its use: kept open with the folder, when the Dir keeps
+// root and the caller uses it, else opened now.
+func (c *folders) file(root *os.Root) (*os.File, func(), error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f := c.byRoot[root]; f != nil && f.refs > 0 {
+		if f.file == nil {
+			file, err := root.OpenFile(".", os.O_RDONLY|openNonblock, 0)
+			if err != nil {
+				return nil, nil, err
+			}
+			f.file = file
+		}
+		return f.file, func() {}, nil
+	}
+	file, err := root.OpenFile(".", os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return file, func() { file.Close() }, nil
 }
 
 // release ends an operation's use of f.
@@ -144,7 +178,7 @@ func (c *folders) release(f *folder) {
 	defer c.mu.Unlock()
 	f.refs--
 	if f.refs == 0 && f.gone {
-		f.root.Close()
+		f.close()
 	}
 }
 
@@ -156,7 +190,7 @@ func (c *folders) close() {
 	for _, f := range c.m {
 		c.forgetLocked(f)
 	}
-	c.m = nil
+	c.m, c.byRoot = nil, nil
 }
 
 // pathJoin joins a folder's path and the name of a folder in it.

@@ -419,7 +419,7 @@ func factVersion(i, size int) string {
 // MinVersions always kept; MaxBytes bounds the logs.
 func TestHistoryPruning(t *testing.T) {
 	ctx := context.Background()
-	const writes = 40 // a log is pruned every 32 records
+	const writes = 40 // past 32 changes more than the versions kept, a log is pruned
 	run := func(t *testing.T, p memory.HistoryPolicy, size int, step time.Duration) (*memory.Store, string, []string) {
 		clk := newClock()
 		s, dir := open(t, &memory.Options{Now: clk.Now, History: p})
@@ -455,7 +455,8 @@ func TestHistoryPruning(t *testing.T) {
 
 	t.Run("MaxAge", func(t *testing.T) {
 		// A version a day, kept ten days, at least one: the prune at the
-		// 32nd write keeps the ten days before it.
+		// 34th write (33 changes more than the one kept, a quarter of the
+		// log past ten days) keeps the ten days before it.
 		s, _, versions := run(t, memory.HistoryPolicy{MaxAge: 10 * 24 * time.Hour, MinVersions: 1}, 300, 24*time.Hour)
 		k := kept(t, s, versions)
 		require.False(t, k[0], "a version of 39 days ago")
@@ -483,7 +484,8 @@ func TestHistoryPruning(t *testing.T) {
 	t.Run("MaxBytes", func(t *testing.T) {
 		// Versions of 3 KB, each written whole (no line in common), under
 		// a cap of 16 KB for all logs: right after the prune at the 32nd
-		// write the log is within it, whatever MinVersions says.
+		// write (the Store looks at the log's size every 32 changes) the
+		// log is within it, whatever MinVersions says.
 		const cap = 16 << 10
 		clk := newClock()
 		s, dir := open(t, &memory.Options{Now: clk.Now, History: memory.HistoryPolicy{MaxBytes: cap}})

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"time"
 
@@ -153,9 +152,15 @@ func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record,
 	}
 	now := s.now().UTC()
 	oldVer, newVer := version(c.old), version(c.data)
-	records := slices.Clip(st.records)
+	// The records are appended to in place: the Store's changes take
+	// turns, and a state once put is read only up to its length.
+	records := st.records
 	var add []journal.Record
-	if end := journal.End(records, journal.Landed(records, oldVer)); end != oldVer {
+	end := st.end
+	if !st.endKnown || end != oldVer {
+		end = journal.End(records, journal.Landed(records, oldVer))
+	}
+	if end != oldVer {
 		r := journal.NewRecord(records, journal.Outside, "", end, nil, oldVer, c.old, now)
 		add, records = append(add, r), append(records, r)
 	}
@@ -169,8 +174,9 @@ func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record,
 	// A log whose last line a crash cut gets a newline first, and is then
 	// not this size: the next change reads it again.
 	next := &logState{size: st.size + int64(len(line)), records: records, changes: st.changes + len(add), since: st.since + len(add)}
+	due := s.due(ctx, next, h, now)
 	s.hist.put(name, next)
-	if s.due(next, h, now) {
+	if due {
 		s.prune(ctx, h, c.t.path, newVer)
 	}
 	return &r, nil
@@ -199,33 +205,53 @@ func (s *Store) mark(ctx context.Context, h Held, c *change, r *journal.Record, 
 		return
 	}
 	if st := s.hist.get(name); st != nil {
-		s.hist.put(name, &logState{size: st.size + int64(len(line)), records: append(slices.Clip(st.records), m), changes: st.changes, since: st.since})
+		next := &logState{size: st.size + int64(len(line)), records: append(st.records, m), changes: st.changes, since: st.since}
+		next.end, next.endKnown = r.New, op == journal.MarkLanded
+		s.hist.put(name, next)
 	}
 }
 
-// pruneEvery is how many records a log gains in one Store between two
-// prunings.
+// pruneEvery is how many changes a log gains in one Store between two
+// looks at its share of the size all logs may take.
 const pruneEvery = 32
 
-// due reports whether the log st is to be pruned now: it gained
-// pruneEvery changes since this Store read or pruned it;
-// or, whatever Store wrote them (a command that makes one change and
-// exits), it holds pruneEvery more than the versions always kept, the
-// oldest past the age kept; or it is larger than a log the backend
-// rewrites at each change (S3) should be.
-func (s *Store) due(st *logState, h Held, now time.Time) bool {
+// due reports whether the log st is to be pruned now, so that pruning,
+// which reads and rewrites the whole log, comes only once enough of it can
+// go:
+//
+//   - it holds pruneEvery more changes than the versions always kept, and a
+//     quarter of its records (at least pruneEvery) are past the age kept,
+//     whatever Store wrote them (a command that makes one change and
+//     exits);
+//   - it gained pruneEvery changes since this Store last looked, and is
+//     larger than its share of the size all logs may take (which lists
+//     them);
+//   - it is larger than a log the backend rewrites at each change (S3)
+//     should be.
+func (s *Store) due(ctx context.Context, st *logState, h Held, now time.Time) bool {
 	p := s.policy(1)
 	minV, age := cmp.Or(p.MinVersions, journal.DefaultMinVersions), cmp.Or(p.MaxAge, journal.DefaultMaxAge)
 	_, appends := h.(appender)
 	switch {
-	case st.since >= pruneEvery:
-		return true
-	case st.changes > minV+pruneEvery && st.records[0].Time.Before(now.Add(-age)):
-		return true
 	case !appends && st.size > rewriteMax:
 		return true
+	case st.changes > minV+pruneEvery && st.records[max(pruneEvery, len(st.records)/4)-1].Time.Before(now.Add(-age)):
+		return true
+	case st.since >= pruneEvery:
+		st.since = 0
+		return st.size > int64(s.logPolicy(ctx).MaxBytes)
 	}
 	return false
+}
+
+// logPolicy is the journal's policy for one log, its share of the size
+// all logs may take worked out from how many there are now.
+func (s *Store) logPolicy(ctx context.Context) journal.Policy {
+	n := 1
+	if all, err := s.b.List(ctx, paths.HistoryDir); err == nil {
+		n = len(all)
+	}
+	return s.policy(n)
 }
 
 // changes counts the records of changes, not their marks: once when a log
@@ -310,11 +336,11 @@ func (s *Store) prune(ctx context.Context, h Held, p, current string) {
 	if err != nil || st.size == 0 {
 		return
 	}
-	n := 1
-	if all, err := s.b.List(ctx, paths.HistoryDir); err == nil {
-		n = len(all)
-	}
-	kept := journal.Prune(st.records, current, s.now().UTC(), s.policy(n))
+	// To three quarters of its share, so that a log that grows past it
+	// is not pruned again at its next change.
+	pol := s.logPolicy(ctx)
+	pol.MaxBytes -= pol.MaxBytes / 4
+	kept := journal.Prune(st.records, current, s.now().UTC(), pol)
 	if len(kept) == len(st.records) {
 		s.hist.put(name, &logState{size: st.size, records: st.records, changes: st.changes})
 		return

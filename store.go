@@ -532,7 +532,13 @@ type logState struct {
 	size    int64
 	records []journal.Record
 	changes int // the records of changes, their marks left out
-	since   int // changes this Store recorded since it read or pruned the log
+	since   int // changes this Store recorded since it read, pruned or sized up the log
+
+	// end is the version the log's landed records end at (journal.End of
+	// journal.Landed), when endKnown: after this Store's own mark said its
+	// record landed. Else it is worked out from the records.
+	end      string
+	endKnown bool
 }
 
 func (l *logs) get(name string) *logState {

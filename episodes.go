@@ -90,7 +90,7 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 				return nil, err
 			}
 		}
-		return s.appendTo(op, t, old, body, summary)
+		return s.appendTo(op, t, old, body, ed, summary)
 	})
 	return data, sealed, err
 }
@@ -163,8 +163,9 @@ func sealedPrefix(part, month []byte) (k, at int) {
 	return len(pe), me[len(pe)].Start
 }
 
-// appendTo returns old with body appended and the summary refreshed.
-func (s *Store) appendTo(op string, t target, old, body []byte, summary string) ([]byte, error) {
+// appendTo returns old with body appended and the summary refreshed. ed
+// is the Doc of the entry as checkEntry parsed it.
+func (s *Store) appendTo(op string, t target, old, body []byte, ed *markdown.Doc, summary string) ([]byte, error) {
 	prev := s.docs.get(t.path, old) // old's structure, when this Store made it
 	base := markdown.TrimTrailingBlankLines(old)
 	if prev != nil && !(prev.Title.OK && prev.Summary.OK) || prev == nil && !hasHead(base) {
@@ -177,7 +178,7 @@ func (s *Store) appendTo(op string, t target, old, body []byte, summary string) 
 	out = append(out, base...)
 	switch {
 	case len(base) == 0:
-	case !t.isEpisode() && startsWithItem(body) && (prev != nil && prev.EndsWithList() || prev == nil && endsWithList(base)):
+	case !t.isEpisode() && startsWithItem(body, ed) && (prev != nil && prev.EndsWithList() || prev == nil && endsWithList(base)):
 		// Fact lines stay one tight list, as in the seed's files: a
 		// blank line between items would make the list loose.
 		out = append(out, '\n')
@@ -186,10 +187,13 @@ func (s *Store) appendTo(op string, t target, old, body []byte, summary string) 
 	}
 	at := len(out)
 	out = append(out, body...)
-	out = append(out, '\n')
+	if out[len(out)-1] != '\n' {
+		out = append(out, '\n')
+	}
 
-	// Only what is appended is parsed, when old's structure is at hand.
-	d := markdown.ParseAfter(prev, out)
+	// Only what is appended is parsed, when old's structure is at hand,
+	// and not even that when it is the entry as checkEntry parsed it.
+	d := markdown.ParseAfter(prev, out, ed)
 	if !d.StartsBlock(at) || t.isEpisode() && (len(d.Entries) == 0 || d.Entries[len(d.Entries)-1].Start != at) {
 		return nil, modelErr(op, t.path, ErrInvalidContent, t.path+" ends inside an unclosed block (such as a ``` code fence), so the entry would not stand on its own", "; memory_read the file and close the block with memory_patch, then append again")
 	}
@@ -210,9 +214,13 @@ func endsWithList(src []byte) bool {
 	return d.Items[len(d.Items)-1].Start >= d.Blocks[len(d.Blocks)-1]
 }
 
-// startsWithItem reports whether body opens with a list item.
-func startsWithItem(body []byte) bool {
-	d := markdown.Parse(body)
+// startsWithItem reports whether body opens with a list item. ed is the
+// Doc of the entry, which is body's when the entry went in as it is.
+func startsWithItem(body []byte, ed *markdown.Doc) bool {
+	d := ed
+	if d == nil || !bytes.Equal(d.Src(), body) {
+		d = markdown.Parse(body)
+	}
 	return len(d.Items) > 0 && d.Items[0].Start == 0
 }
 

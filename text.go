@@ -61,9 +61,9 @@ func checkClosed(op, p, what string, text []byte) error {
 }
 
 // checkEntry holds an entry to append to the rules of model text, trims
-// the blank lines around it, and parses it: it must say something, and
-// close every block it opens, so that what is appended after it stands on
-// its own.
+// the blank lines around it, and parses it, a newline at its end: it must
+// say something, and close every block it opens, so that what is appended
+// after it stands on its own.
 func checkEntry(op, p, entry string) (*markdown.Doc, error) {
 	if err := checkText(op, p, "entry", entry); err != nil {
 		return nil, err
@@ -75,7 +75,9 @@ func checkEntry(op, p, entry string) (*markdown.Doc, error) {
 	if err := checkClosed(op, p, "the entry", body); err != nil {
 		return nil, err
 	}
-	return markdown.Parse(body), nil
+	// Parsed ending with the newline it ends with in the file, so that
+	// the append takes this parse for the text it appends.
+	return markdown.Parse(append(body, '\n')), nil
 }
 
 func loneCR(text string) bool {

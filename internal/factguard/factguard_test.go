@@ -219,7 +219,7 @@ func TestFromDoc(t *testing.T) {
 		require.True(t, FromDoc("f.md", d, c.prev).Is(c.src))
 	}
 	sameFile(t, Parse("f.md", nil, nil), FromDoc("f.md", nil, nil))
-	sameFile(t, Parse("f.md", v2, prev), FromDoc("f.md", markdown.ParseAfter(markdown.Parse(v1), v2), prev))
+	sameFile(t, Parse("f.md", v2, prev), FromDoc("f.md", markdown.ParseAfter(markdown.Parse(v1), v2, nil), prev))
 }
 
 // sameIndex fails t unless f's index answers every look-up as a whole

@@ -43,6 +43,6 @@ func FuzzCheck(f *testing.F) {
 		cv := Diff(v, Parse("facts/user.md", []byte(src+other), v))
 		require.Equal(t, refCheck("facts/user.md", []byte(src), []byte(src+other), o2), cv.Check(o2))
 		after := []byte(string(markdown.TrimTrailingBlankLines([]byte(before))) + "\n" + add)
-		sameFile(t, Parse("f", after, prev), FromDoc("f", markdown.ParseAfter(markdown.Parse([]byte(before)), after), prev))
+		sameFile(t, Parse("f", after, prev), FromDoc("f", markdown.ParseAfter(markdown.Parse([]byte(before)), after, nil), prev))
 	})
 }

@@ -57,9 +57,11 @@ func tailOf(root, first, next ast.Node) tail {
 // trailing blank lines trimmed (TrimTrailingBlankLines), a newline, and
 // text appended that can only stand after P's blocks (see parseAfter), it
 // parses only the text appended, and takes the structure of the rest from
-// prev; otherwise it parses src whole.
-func ParseAfter(prev *Doc, src []byte) *Doc {
-	if d := parseAfter(prev, src); d != nil {
+// prev; otherwise it parses src whole. added, when not nil, is the Doc of
+// some text the caller parsed: when it is the text appended, ParseAfter
+// takes it rather than parse that text again.
+func ParseAfter(prev *Doc, src []byte, added *Doc) *Doc {
+	if d := parseAfter(prev, src, added); d != nil {
 		return d
 	}
 	return Parse(src)
@@ -89,7 +91,7 @@ func ParseAfter(prev *Doc, src []byte) *Doc {
 // it, its items becoming items of that list; any other first block of the
 // text added stands after P's last block, which the empty line or the
 // text's first line at column 0 closes.
-func parseAfter(prev *Doc, src []byte) *Doc {
+func parseAfter(prev *Doc, src []byte, added *Doc) *Doc {
 	if prev == nil || prev.tail.headOpen || prev.tail.open {
 		return nil
 	}
@@ -111,11 +113,11 @@ func parseAfter(prev *Doc, src []byte) *Doc {
 	// definition in a row) starts again at an empty line and at a list
 	// item, so that capNesting(src) is capNesting(base), the empty lines
 	// and capNesting(add).
-	a, root := parse(add, capNesting(add))
-	merge := false
-	if l, ok := root.FirstChild().(*ast.List); ok && !l.IsOrdered() && l.Marker == prev.tail.list {
-		merge = true
+	a := added
+	if a == nil || !bytes.Equal(a.src, add) {
+		a, _ = parse(add, capNesting(add))
 	}
+	merge := a.first != 0 && a.first == prev.tail.list
 	if at == n+1 && !merge {
 		return nil
 	}
@@ -131,7 +133,7 @@ func parseAfter(prev *Doc, src []byte) *Doc {
 		bad = bad || sp.End > n+1
 		return sp
 	}
-	d := &Doc{src: src, Title: prev.Title, Summary: prev.Summary, quoteGoesOn: prev.quoteGoesOn, tail: a.tail}
+	d := &Doc{src: src, Title: prev.Title, Summary: prev.Summary, quoteGoesOn: prev.quoteGoesOn, tail: a.tail, first: prev.first}
 	d.tail.headOpen = false
 	if d.Title.OK {
 		d.Title.Span = fix(d.Title.Span)
@@ -229,12 +231,15 @@ func parseAfter(prev *Doc, src []byte) *Doc {
 	return d
 }
 
-// SetHeadDoc returns what SetHead returns, and its Doc: d's, the body's
-// structure moved to where the body now starts, when the new head
-// provably leaves the body's blocks as they were (see headDoc); else
-// Parse of it.
+// SetHeadDoc returns what SetHead returns, and its Doc: d itself when the
+// head is as it was; d's, the body's structure moved to where the body now
+// starts, when the new head provably leaves the body's blocks as they were
+// (see headDoc); else Parse of it.
 func (d *Doc) SetHeadDoc(title, summary string) ([]byte, *Doc) {
 	out := d.SetHead(title, summary)
+	if bytes.Equal(out, d.src) {
+		return out, d // the head as it was: d is the Doc of out
+	}
 	if nd := d.headDoc(out); nd != nil {
 		return out, nd
 	}
@@ -283,7 +288,7 @@ func (d *Doc) headDoc(out []byte) *Doc {
 	shift := h - r0
 	i0 := sort.SearchInts(d.lines, r0) // d.lines[i0] == r0: line i0+1
 	lineOff := len(hd.lines) - i0      // the body's first line is line len(hd.lines)+1 of out
-	nd := &Doc{src: out, scan: out, Title: hd.Title, Summary: hd.Summary, tail: d.tail}
+	nd := &Doc{src: out, scan: out, Title: hd.Title, Summary: hd.Summary, tail: d.tail, first: hd.first}
 	nd.tail.headOpen = false
 
 	nd.lines = make([]int, len(hd.lines), len(hd.lines)+len(d.lines)-i0)

@@ -28,6 +28,7 @@ func sameDoc(t testing.TB, want, got *Doc, format string, args ...any) {
 	require.Equal(t, want.Entries, got.Entries, "entries: "+msg)
 	require.Equal(t, want.quoteGoesOn, got.quoteGoesOn, "quoteGoesOn: "+msg)
 	require.Equal(t, want.tail, got.tail, "tail: "+msg)
+	require.Equal(t, want.first, got.first, "first: "+msg)
 	t.Fatalf("docs differ: %s", msg)
 }
 
@@ -83,10 +84,10 @@ func TestParseAfterTakesAppends(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			prev := Parse([]byte(c.old))
 			src := []byte(string(TrimTrailingBlankLines([]byte(c.old))) + c.sep + c.add)
-			d := parseAfter(prev, src)
+			d := parseAfter(prev, src, nil)
 			require.NotNil(t, d, "the short path must be taken")
 			sameDoc(t, Parse(src), d, "%q", src)
-			sameDoc(t, Parse(src), ParseAfter(prev, src), "%q", src)
+			sameDoc(t, Parse(src), ParseAfter(prev, src, nil), "%q", src)
 		})
 	}
 }
@@ -119,8 +120,8 @@ func TestParseAfterFallsBack(t *testing.T) {
 			if c.old != "" {
 				prev = Parse([]byte(c.old))
 			}
-			require.Nil(t, parseAfter(prev, []byte(c.src)))
-			sameDoc(t, Parse([]byte(c.src)), ParseAfter(prev, []byte(c.src)), "%q", c.src)
+			require.Nil(t, parseAfter(prev, []byte(c.src), nil))
+			sameDoc(t, Parse([]byte(c.src)), ParseAfter(prev, []byte(c.src), nil), "%q", c.src)
 		})
 	}
 }
@@ -185,8 +186,19 @@ func FuzzParseAfter(f *testing.F) {
 			{head + old + "\n\n- item", "\n- " + add},
 		} {
 			prev := Parse([]byte(c[0]))
-			src := []byte(string(TrimTrailingBlankLines([]byte(c[0]))) + c[1])
-			sameDoc(t, Parse(src), ParseAfter(prev, src), "old %q, src %q", c[0], src)
+			base := TrimTrailingBlankLines([]byte(c[0]))
+			src := []byte(string(base) + c[1])
+			want := Parse(src)
+			sameDoc(t, want, ParseAfter(prev, src, nil), "old %q, src %q", c[0], src)
+			// Given the Doc of the text appended, parsed apart, as an
+			// append has it: the same.
+			at := len(base) + 1
+			for at < len(src) && src[at] == '\n' {
+				at++
+			}
+			if at <= len(src) {
+				sameDoc(t, want, ParseAfter(prev, src, Parse(src[at:])), "old %q, src %q, added parsed apart", c[0], src)
+			}
 		}
 	})
 }
@@ -263,7 +275,7 @@ func BenchmarkParseAfter(b *testing.B) {
 		b.Run(c.name+"/ParseAfter", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				ParseAfter(prev, src)
+				ParseAfter(prev, src, nil)
 			}
 		})
 	}

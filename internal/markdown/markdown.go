@@ -73,6 +73,7 @@ type Doc struct {
 
 	quoteGoesOn bool // the summary's blockquote has more after the Summary paragraph
 	tail        tail // how the source ends: what text appended to it may change
+	first       byte // the marker of the first block when it is a bullet list ('-', '*' or '+'); 0 otherwise
 
 	src   []byte
 	scan  []byte // src as goldmark read it: a byte-order mark turned into spaces
@@ -109,6 +110,9 @@ func parse(src, scan []byte) (*Doc, ast.Node) {
 	root := blockParser().Parse(text.NewReader(scan))
 	d := &Doc{src: src, scan: scan, lines: lineStarts(src)}
 
+	if l, ok := root.FirstChild().(*ast.List); ok && !l.IsOrdered() {
+		d.first = l.Marker
+	}
 	first := root.FirstChild()
 	for first != nil && first.Kind() == ast.KindLinkReferenceDefinition {
 		first = first.NextSibling() // definitions are not content

@@ -116,8 +116,11 @@ func (s *Store) write(ctx context.Context, p, content string, check guard) ([]by
 		if !d.Summary.OK {
 			summary = s.deriveSummary(t, d)
 		}
-		data = d.SetHead(s.title(t), summary)
+		data, d = d.SetHeadDoc(s.title(t), summary)
 	}
+	// The structure of what is written, for the fact guard and the next
+	// append: an entry is used only for the very content it was made of.
+	s.docs.put(t.path, d)
 	return s.update(ctx, op, t, check, func(ctx context.Context, _ Held, old []byte) ([]byte, error) {
 		if old == nil && t.part > 0 {
 			return nil, modelErr(op, t.path, ErrInvalidPath, t.path+" does not exist, and only a full month's file becomes a part", "; write to "+monthPath(t.month)+" instead")

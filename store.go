@@ -452,9 +452,9 @@ type factCache struct {
 }
 
 // A docCache holds the structure (markdown.Doc) of the last content an
-// append made of each file, for the last few files appended to, so that
-// the next append to the file, and the fact guard, parse only what is new.
-// An entry is used only for the very content it was made of.
+// append or a write made of each file, for the last few files changed, so
+// that the next append to the file, and the fact guard, parse only what is
+// new. An entry is used only for the very content it was made of.
 type docCache struct {
 	mu   sync.Mutex
 	docs map[string]*markdown.Doc // by path

@@ -347,12 +347,16 @@ func (h *dirHeld) Write(ctx context.Context, name string, data []byte, match str
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	err := h.d.replace(name, data, h.takeUnsynced())
+	fi, err := h.d.replace(name, data, h.takeUnsynced())
 	h.closeLog(name)
 	if err != nil {
 		return "", err
 	}
-	return versionOf(data), nil
+	v := versionOf(data)
+	if fi != nil {
+		h.d.remember(name, fi, v)
+	}
+	return v, nil
 }
 
 // Remove deletes the file at name if it is at version match, once the
@@ -1074,11 +1078,14 @@ func (d *Dir) seenVersion(name string) (string, bool) {
 // Every step after resolving the folder is made inside it, on names
 // without a folder: a link swapped in for the folder cannot redirect the
 // write. The files also are fsynced at the same time as the new content,
-// before the rename: a failure of either leaves the file as it was.
-func (d *Dir) replace(name string, data []byte, also []*os.File) (err error) {
+// before the rename: a failure of either leaves the file as it was. It
+// returns the file's info as it stands after the rename, when that is
+// still the file written (its number, size and modification time), for
+// the Dir to remember its version by; nil when it cannot tell.
+func (d *Dir) replace(name string, data []byte, also []*os.File) (written fs.FileInfo, err error) {
 	sub, done, err := d.folderOf(name, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer done()
 	base := path.Base(name)
@@ -1088,7 +1095,7 @@ func (d *Dir) replace(name string, data []byte, also []*os.File) (err error) {
 	}
 	f, tmp, err := createTemp(sub, base, perm)
 	if err != nil {
-		return d.pathErr(name, err)
+		return nil, d.pathErr(name, err)
 	}
 	defer func() {
 		if err != nil {
@@ -1097,23 +1104,29 @@ func (d *Dir) replace(name string, data []byte, also []*os.File) (err error) {
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
-		return err
+		return nil, err
 	}
 	// The umask applied at creation: the file gets the mode of the file
 	// it replaces, or the Dir's, as they are.
 	if err = f.Chmod(perm); err != nil && runtime.GOOS != "windows" {
-		return err
+		return nil, err
 	}
 	if err = syncAll(append(also, f)); err != nil {
-		return err
+		return nil, err
 	}
+	made, _ := f.Stat()
 	if err = f.Close(); err != nil {
-		return err
+		return nil, err
 	}
 	if err = sub.Rename(tmp, base); err != nil {
-		return err
+		return nil, err
 	}
-	return d.syncDir(sub, name)
+	if made != nil && stamp(made) != "" {
+		if now, err := sub.Lstat(base); err == nil && os.SameFile(made, now) && now.Size() == made.Size() && now.ModTime().Equal(made.ModTime()) {
+			written = now
+		}
+	}
+	return written, d.syncDir(sub, name)
 }
 
 // createTemp creates a temporary file for base in the folder sub.

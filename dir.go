@@ -718,8 +718,7 @@ func (d *Dir) walk(dir string, create bool) (*os.Root, func(), error) {
 		}
 		done()
 		at = pathJoin(at, part)
-		parent, done = d.folders.put(parent, at, part, sub, fi)
-		cur = sub
+		parent, cur, done = d.folders.put(parent, at, part, sub, fi)
 	}
 	return cur, done, nil
 }

@@ -347,7 +347,18 @@ func (h *dirHeld) Write(ctx context.Context, name string, data []byte, match str
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	fi, err := h.d.replace(name, data, h.takeUnsynced())
+	if h.gone.Load() {
+		return "", errUnlocked
+	}
+	also := h.takeUnsynced()
+	fi, err := h.d.replace(name, data, also)
+	if err != nil && !errors.Is(err, ErrNotDurable) {
+		// The file was not replaced, and the appends may not be durable
+		// (replace can fail before its fsync): they are made durable
+		// with the next change, as if this one had not come.
+		h.unsynced = append(also, h.unsynced...)
+		return "", err
+	}
 	h.closeLog(name)
 	if err != nil {
 		return "", err
@@ -370,6 +381,9 @@ func (h *dirHeld) Remove(ctx context.Context, name, match string) error {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.gone.Load() {
+		return errUnlocked
+	}
 	if err := syncAll(h.takeUnsynced()); err != nil {
 		return err
 	}
@@ -397,6 +411,10 @@ func (h *dirHeld) Size(ctx context.Context, name string) (int64, error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.gone.Load() {
+		// Unlock came meanwhile: it closed the files.
+		return 0, errUnlocked
+	}
 	l, err := h.open(name, false)
 	if err != nil {
 		return 0, err
@@ -429,6 +447,10 @@ func (h *dirHeld) Append(ctx context.Context, name string, data []byte, sync boo
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.gone.Load() {
+		// Unlock came meanwhile: it closed the files.
+		return errUnlocked
+	}
 	l, err := h.open(name, true)
 	if err != nil {
 		return err
@@ -722,8 +744,7 @@ func (d *Dir) walk(dir string, create bool) (*os.Root, func(), error) {
 		}
 		done()
 		at = pathJoin(at, part)
-		parent, done = d.folders.put(parent, at, part, sub, fi)
-		cur = sub
+		parent, cur, done = d.folders.put(parent, at, part, sub, fi)
 	}
 	return cur, done, nil
 }

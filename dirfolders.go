@@ -94,14 +94,27 @@ func (c *folders) get(top *os.Root, dir string) (*os.Root, func(), bool) {
 }
 
 // put keeps root, the folder at path (its name in parent, as fi), opened
-// by a walk that uses it until the function returned ends it. Where
-// folders are not kept, the function closes root.
-func (c *folders) put(parent *folder, path, name string, root *os.Root, fi fs.FileInfo) (*folder, func()) {
+// by a walk that uses it until the function returned ends it, and returns
+// the folder for the walk to go on in. When the folder kept at path is
+// this same folder, under the same parent, put keeps that one, and the
+// folders kept in it, and closes root: a walk to a folder not kept yet
+// goes through folders kept already, and would otherwise make their
+// folders under them (".history/facts" beside ".history/episodes") walk
+// again at their next use. Where folders are not kept, the function
+// closes root.
+func (c *folders) put(parent *folder, path, name string, root *os.Root, fi fs.FileInfo) (*folder, *os.Root, func()) {
 	if !keepFolders {
-		return nil, func() { root.Close() }
+		return nil, root, func() { root.Close() }
+	}
+	c.mu.Lock()
+	if old := c.m[path]; old != nil && old.parent == parent && os.SameFile(old.fi, fi) {
+		// The walk just saw old's folder in its place, under parent.
+		old.refs++
+		c.mu.Unlock()
+		root.Close()
+		return old, old.root, func() { c.release(old) }
 	}
 	f := &folder{path: path, name: name, parent: parent, root: root, fi: fi, refs: 1}
-	c.mu.Lock()
 	if c.closed || parent != nil && parent.gone {
 		f.gone = true
 	} else {
@@ -117,7 +130,7 @@ func (c *folders) put(parent *folder, path, name string, root *os.Root, fi fs.Fi
 		c.m[path], c.byRoot[root] = f, f
 	}
 	c.mu.Unlock()
-	return f, func() { c.release(f) }
+	return f, root, func() { c.release(f) }
 }
 
 // forget forgets f, and closes it when no operation uses it.

@@ -1,0 +1,86 @@
+//go:build unix
+
+package memory
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestKeptFoldersSiblings: walking to a folder not kept yet goes through
+// the folders kept above it without forgetting the folders kept beside
+// it: a change's file and its log alternate between folders under one
+// parent (".history/facts", ".history/episodes"), and each stays kept.
+func TestKeptFoldersSiblings(t *testing.T) {
+	d, err := openDir(t.TempDir(), 0)
+	require.NoError(t, err)
+	defer d.Close()
+	for _, dir := range []string{".history/facts", ".history/episodes", "episodes", "episodes/archive", ".history/episodes/archive"} {
+		_, done, err := d.walk(dir, true)
+		require.NoError(t, err)
+		done()
+	}
+	for _, dir := range []string{".history", ".history/facts", ".history/episodes", "episodes", "episodes/archive", ".history/episodes/archive"} {
+		_, done, ok := d.folders.get(d.root, dir)
+		require.True(t, ok, "%s is still kept", dir)
+		done()
+	}
+	require.Len(t, d.folders.m, 6, "one folder kept for each path")
+}
+
+// TestHeldWriteFailedKeepsUnsynced: a Write that fails before its fsync
+// (here the temporary file's name is too long) leaves the appends made
+// with sync to be made durable with the next change, which makes them so.
+func TestHeldWriteFailedKeepsUnsynced(t *testing.T) {
+	ctx := context.Background()
+	d, err := openDir(t.TempDir(), 0)
+	require.NoError(t, err)
+	defer d.Close()
+	h, err := d.Lock(ctx, "")
+	require.NoError(t, err)
+	defer h.Unlock()
+	dh := h.(*dirHeld)
+	require.NoError(t, dh.Append(ctx, "logs/a.log", []byte("record\n"), true))
+	require.Len(t, dh.unsynced, 1)
+	_, err = dh.Write(ctx, "logs/"+strings.Repeat("x", 250), []byte("x\n"), "")
+	require.Error(t, err, "the temporary file's name is too long")
+	require.Len(t, dh.unsynced, 1, "the append still waits to be made durable")
+	_, err = dh.Write(ctx, "logs/b.md", []byte("b\n"), "")
+	require.NoError(t, err)
+	require.Empty(t, dh.unsynced)
+	require.Contains(t, dh.logs, "logs/a.log", "the log kept open, not replaced")
+}
+
+// TestHeldAppendDuringUnlock: an Append that started before Unlock and
+// runs after it appends nothing and leaves no file open.
+func TestHeldAppendDuringUnlock(t *testing.T) {
+	ctx := context.Background()
+	d, err := openDir(t.TempDir(), 0)
+	require.NoError(t, err)
+	defer d.Close()
+	for range 20 {
+		h, err := d.Lock(ctx, "")
+		require.NoError(t, err)
+		dh := h.(*dirHeld)
+		dh.mu.Lock()
+		appended := make(chan error, 1)
+		go func() { appended <- dh.Append(ctx, "logs/a.log", []byte("x\n"), true) }()
+		time.Sleep(time.Millisecond) // the Append waits for mu
+		unlocked := make(chan struct{})
+		go func() { h.Unlock(); close(unlocked) }()
+		for !dh.gone.Load() {
+			runtime.Gosched()
+		}
+		dh.mu.Unlock()
+		<-unlocked
+		<-appended
+		dh.mu.Lock()
+		require.Empty(t, dh.logs, "no log open after Unlock")
+		dh.mu.Unlock()
+	}
+}

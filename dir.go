@@ -909,7 +909,7 @@ func (d *Dir) openOnce(name string) (*os.File, fs.FileInfo, error) {
 	}
 	// Without blocking, where the system can, should a FIFO be put in
 	// the file's place since.
-	f, err := sub.OpenFile(base, os.O_RDONLY|openNonblock, 0)
+	f, err := openRead(sub, base)
 	if err != nil {
 		return nil, nil, d.pathErr(name, err)
 	}
@@ -945,7 +945,7 @@ func (d *Dir) openDirect(name string) (*os.File, fs.FileInfo, bool) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, nil, false
 	}
-	f, err := sub.OpenFile(base, os.O_RDONLY|openNonblock, 0)
+	f, err := openRead(sub, base)
 	if err != nil {
 		return nil, nil, false
 	}
@@ -954,6 +954,17 @@ func (d *Dir) openDirect(name string) (*os.File, fs.FileInfo, bool) {
 		return nil, nil, false
 	}
 	return f, fi, true
+}
+
+// openRead opens the file base in the folder sub to read it: without
+// waiting, should a FIFO be put in its place, and without updating its
+// access time where the system lets the file's owner (and only it) ask.
+func openRead(sub *os.Root, base string) (*os.File, error) {
+	f, err := sub.OpenFile(base, os.O_RDONLY|openNonblock|openNoatime, 0)
+	if openNoatime != 0 && errors.Is(err, fs.ErrPermission) {
+		f, err = sub.OpenFile(base, os.O_RDONLY|openNonblock, 0)
+	}
+	return f, err
 }
 
 // maxLinks bounds the links resolve follows for one name, as the system's

@@ -19,3 +19,8 @@ func stamp(fi fs.FileInfo) string {
 	return strconv.FormatUint(st.Ino, 36) + "-" + strconv.FormatInt(st.Size, 36) + "-" +
 		strconv.FormatInt(st.Mtim.Nano(), 36) + "-" + strconv.FormatInt(st.Ctim.Nano(), 36)
 }
+
+// openNoatime opens a file to read it without updating its access time:
+// a read then dirties nothing the next change's fsync must write. The
+// system allows it only to the file's owner; openRead falls back.
+const openNoatime = syscall.O_NOATIME

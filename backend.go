@@ -126,3 +126,9 @@ type appender interface {
 }
 
 var errNoAppend = errors.New("the lock cannot append")
+
+// A stamper is a backend that can tell, without reading a file, that it is
+// still at a version it read or wrote: a Dir, by the file's stamp.
+type stamper interface {
+	unchanged(name, version string) bool
+}

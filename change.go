@@ -88,6 +88,9 @@ func (s *Store) commit(ctx context.Context, h Held, c *change) (string, error) {
 	if err != nil {
 		return "", hostErr(c.op, c.t.path, err)
 	}
+	if c.data != nil {
+		s.docs.landed(c.t.path, c.data, v)
+	}
 	return v, nil
 }
 

@@ -1083,6 +1083,13 @@ func (d *Dir) version(name string) (string, error) {
 	return journal.ReadVersion(f)
 }
 
+// unchanged reports whether the file at name is still at version, as
+// this Dir last read or wrote it, by its stamp (see Dir.version).
+func (d *Dir) unchanged(name, version string) bool {
+	v, ok := d.seenVersion(name)
+	return ok && v == version
+}
+
 // seenVersion returns the version this Dir read of the file at name when
 // the file's stamp is still the one it had then, looked at without opening
 // the file: for a plain name with no link on its way, as openDirect takes;

@@ -134,6 +134,10 @@ func (s *Store) otherFacts(ctx context.Context, op string, t target, list func()
 		if e.Name == t.path {
 			continue
 		}
+		if c, ok := s.known(e.Name); ok {
+			out = append(out, s.facts.file(e.Name, c.Data, nil, s.docs.get(e.Name, c.Data)))
+			continue
+		}
 		c, err := s.b.Read(ctx, e.Name, readLimit)
 		switch {
 		case err == nil:

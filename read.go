@@ -125,6 +125,9 @@ func cutShort(c Content) bool { return c.Size > int64(len(c.Data)) }
 // readContent reads a target, at most readLimit bytes of it. A missing
 // file gives Data nil and no error.
 func (s *Store) readContent(ctx context.Context, op string, t target) (Content, error) {
+	if c, ok := s.known(t.path); ok {
+		return c, nil
+	}
 	c, err := s.b.Read(ctx, t.path, readLimit)
 	switch {
 	case err == nil:
@@ -145,6 +148,21 @@ func (s *Store) readContent(ctx context.Context, op string, t target) (Content, 
 	default:
 		return Content{}, hostErr(op, t.path, err)
 	}
+}
+
+// known returns the content of the file at p without reading it, when the
+// Store made it (docCache) and the backend tells the file is still at the
+// version it left it (stamper).
+func (s *Store) known(p string) (Content, bool) {
+	d, v := s.docs.current(p)
+	if d == nil {
+		return Content{}, false
+	}
+	if st, ok := s.b.(stamper); !ok || !st.unchanged(p, v) {
+		return Content{}, false
+	}
+	src := d.Src()
+	return Content{Data: src[:len(src):len(src)], Size: int64(len(src)), Version: v}, true
 }
 
 // readFile reads a target whole, with its version, to change it. A missing

@@ -85,6 +85,12 @@ func (b split) List(ctx context.Context, dir string) ([]Entry, error) {
 	return all, nil
 }
 
+// unchanged asks the backend that holds name, where it can tell.
+func (b split) unchanged(name, version string) bool {
+	st, ok := b.route(name).(stamper)
+	return ok && st.unchanged(name, version)
+}
+
 // inWorld reports a name of the shared backend: a world topic, and its
 // history's log.
 func inWorld(name string) bool {

@@ -454,10 +454,19 @@ type factCache struct {
 // A docCache holds the structure (markdown.Doc) of the last content an
 // append or a write made of each file, for the last few files changed, so
 // that the next append to the file, and the fact guard, parse only what is
-// new. An entry is used only for the very content it was made of.
+// new. An entry is used only for the very content it was made of. Once
+// the change landed, the entry has the file's version too: then, on a
+// backend that can tell the file is still at that version without reading
+// it (a Dir, by its stamp), the content is read from the entry
+// (Store.known).
 type docCache struct {
 	mu   sync.Mutex
-	docs map[string]*markdown.Doc // by path
+	docs map[string]cachedDoc // by path
+}
+
+type cachedDoc struct {
+	d       *markdown.Doc
+	version string // the file's version, once the change that made d landed
 }
 
 // maxDocs bounds the files a docCache holds; it forgets them all past it.
@@ -467,12 +476,12 @@ const maxDocs = 32
 // cache has it; nil otherwise.
 func (c *docCache) get(path string, src []byte) *markdown.Doc {
 	c.mu.Lock()
-	d := c.docs[path]
+	e := c.docs[path]
 	c.mu.Unlock()
-	if d == nil || !bytes.Equal(d.Src(), src) {
+	if e.d == nil || !bytes.Equal(e.d.Src(), src) {
 		return nil
 	}
-	return d
+	return e.d
 }
 
 // put keeps d as the structure of the file at path.
@@ -480,9 +489,31 @@ func (c *docCache) put(path string, d *markdown.Doc) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.docs == nil || len(c.docs) >= maxDocs {
-		c.docs = map[string]*markdown.Doc{}
+		c.docs = map[string]cachedDoc{}
 	}
-	c.docs[path] = d
+	c.docs[path] = cachedDoc{d: d}
+}
+
+// landed notes that the file at path is at version with the content data,
+// when the cache holds the Doc of data.
+func (c *docCache) landed(path string, data []byte, version string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.docs[path]; ok && bytes.Equal(e.d.Src(), data) {
+		c.docs[path] = cachedDoc{d: e.d, version: version}
+	}
+}
+
+// current returns the Doc of the file at path, as the Store last made it
+// and saw it land, with its version; nil when there is none.
+func (c *docCache) current(path string) (*markdown.Doc, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.docs[path]
+	if e.version == "" {
+		return nil, ""
+	}
+	return e.d, e.version
 }
 
 // forget drops every Doc held.

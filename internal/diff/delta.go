@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -71,9 +72,6 @@ type op struct {
 
 // delta returns the ops that make new from old.
 func delta(old, new []byte) []op {
-	lo, ln := lines(string(old)), lines(string(new))
-	runs := compare(lo, ln)
-	offO, offN := offsets(lo), offsets(ln)
 	var ops []op
 	add := func(o op) {
 		if o.n == 0 {
@@ -85,20 +83,59 @@ func delta(old, new []byte) []op {
 		}
 		ops = append(ops, o)
 	}
-	ea, eb := 0, 0
-	for _, r := range runs {
-		// The changed stretch between runs: old[o0:o1] became new[n0:n1].
-		o0, o1, n0, n1 := offO[ea], offO[r.a], offN[eb], offN[r.b]
-		if n1 > n0 {
-			p, s := common(old[o0:o1], new[n0:n1])
-			add(op{true, o0, p})
-			add(op{false, n0 + p, n1 - n0 - p - s})
-			add(op{true, o1 - s, s})
+	// The whole lines both start and end with are copied as they are, and
+	// only those between are split and compared: an append, or a change of
+	// a line, costs what changed more than the file's size.
+	pre, suf := sameLines(old, new)
+	o, n := old[pre:len(old)-suf], new[pre:len(new)-suf]
+	add(op{true, 0, pre})
+	if len(o) == 0 || len(n) == 0 {
+		add(op{false, pre, len(n)})
+	} else {
+		lo, ln := lines(string(o)), lines(string(n))
+		runs := compare(lo, ln)
+		offO, offN := offsets(lo), offsets(ln)
+		ea, eb := 0, 0
+		for _, r := range runs {
+			// The changed stretch between runs: o[o0:o1] became n[n0:n1].
+			o0, o1, n0, n1 := offO[ea], offO[r.a], offN[eb], offN[r.b]
+			if n1 > n0 {
+				p, s := common(o[o0:o1], n[n0:n1])
+				add(op{true, pre + o0, p})
+				add(op{false, pre + n0 + p, n1 - n0 - p - s})
+				add(op{true, pre + o1 - s, s})
+			}
+			add(op{true, pre + offO[r.a], offO[r.a+r.n] - offO[r.a]})
+			ea, eb = r.a+r.n, r.b+r.n
 		}
-		add(op{true, offO[r.a], offO[r.a+r.n] - offO[r.a]})
-		ea, eb = r.a+r.n, r.b+r.n
 	}
+	add(op{true, len(old) - suf, suf})
 	return inline(ops, new)
+}
+
+// sameLines returns the lengths of the whole lines a and b start with
+// alike, and of those they then end with alike.
+func sameLines(a, b []byte) (pre, suf int) {
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	if pre < len(a) || pre < len(b) {
+		pre = bytes.LastIndexByte(a[:pre], '\n') + 1
+	}
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	// Where the lines end alike start in both.
+	for suf > 0 && !(lineStart(a, len(a)-suf, pre) && lineStart(b, len(b)-suf, pre)) {
+		suf--
+	}
+	return pre, suf
+}
+
+// lineStart reports whether a line of s starts at i, from is where the
+// text compared starts.
+func lineStart(s []byte, i, from int) bool {
+	return i == from || s[i-1] == '\n'
 }
 
 // offsets returns where each line starts, and the end.

@@ -1237,7 +1237,7 @@ func (d *Dir) list(dir string, now time.Time, entries *[]Entry) error {
 	if open == "" {
 		open = "."
 	}
-	f, err := d.root.Open(open)
+	f, err := d.root.OpenFile(open, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return d.pathErr(open, err)
 	}

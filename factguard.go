@@ -59,7 +59,14 @@ import (
 // above. list lists t's folder (see commit).
 func (s *Store) vetFacts(ctx context.Context, op string, t target, old, data []byte, list func() ([]Entry, error)) error {
 	before := s.facts.file(t.path, old, nil, s.docs.get(t.path, old))
-	c := factguard.Diff(before, s.facts.file(t.path, data, before, s.docs.get(t.path, data)))
+	d := s.docs.get(t.path, data)
+	if d == nil {
+		// A patch's content, which nothing parsed yet: kept, so that the
+		// next change reads and parses only what is new.
+		d = markdown.Parse(data)
+		s.docs.put(t.path, d)
+	}
+	c := factguard.Diff(before, s.facts.file(t.path, data, before, d))
 	if len(c.Added) == 0 {
 		return nil
 	}

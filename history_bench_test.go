@@ -39,7 +39,8 @@ func BenchmarkHistory(b *testing.B) {
 	}
 }
 
-// BenchmarkAppendHistory is BenchmarkAppend (an episode entry) and
+// BenchmarkAppendHistory is BenchmarkAppend (an episode entry to a month
+// of about 2 KB) and
 // benchPatch (a fact change) with the history on and off, each timed
 // beside the floor (againstFloor).
 func BenchmarkAppendHistory(b *testing.B) {
@@ -56,11 +57,12 @@ func BenchmarkAppendHistory(b *testing.B) {
 				if err := s.Write(ctx, "facts/user.md", content); err != nil {
 					b.Fatal(err)
 				}
+				if op == "episode" {
+					prep, append := monthAppends(b, s)
+					againstFloor(b, op, prep, append)
+					return
+				}
 				againstFloor(b, op, nil, func(n int) error {
-					if op == "episode" {
-						path := fmt.Sprintf("episodes/%04d-%02d.md", 2000+n/72, n/6%12+1)
-						return s.Append(ctx, path, entry(n, path), "")
-					}
 					p := []memory.Patch{{OldText: fmt.Sprintf("- Counter: %d\n", n), NewText: fmt.Sprintf("- Counter: %d\n", n+1)}}
 					_, err := s.Patch(ctx, "facts/user.md", p)
 					return err

@@ -22,7 +22,7 @@ MODULES := \
 	adapters/openaimem
 FOUND_MODULES := $(sort $(patsubst ./%/go.mod,%,$(shell find . -mindepth 2 -name go.mod -not -path '*/testdata/*' -not -path './.*')))
 
-.PHONY: ci test test-race vet staticcheck fmt fmt-check coverage fuzz bench bench-smoke bench-peers tools modules-check
+.PHONY: bench-floor ci test test-race vet staticcheck fmt fmt-check coverage fuzz bench bench-smoke bench-peers tools modules-check
 
 ci: fmt-check modules-check tools vet staticcheck test test-race coverage fuzz bench-smoke
 
@@ -104,6 +104,15 @@ fuzz:
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 $(LIBPKGS)
+
+# The change path against the durable replace floor, each benchmark five
+# times in a process of its own (scripts/benchfloor; BENCHMARKS.md).
+FLOORBENCH = BenchmarkAppendHistory/episode/off BenchmarkAppendHistory/episode/history \
+	BenchmarkAppendFactLine/facts/off BenchmarkAppendFactLine/facts/history \
+	BenchmarkAppendHistory/fact/off BenchmarkAppendHistory/fact/history
+bench-floor:
+	$(GO) test -c -o $(CURDIR)/memory.test .
+	scripts/benchfloor $(or $(RUNS),5) "$(CURDIR)/memory.test $(BASE)" $(FLOORBENCH)
 
 # Every benchmark once, so that CI catches one that no longer runs. The
 # figures mean nothing; make bench measures.

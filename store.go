@@ -542,7 +542,9 @@ type HistoryPolicy struct {
 	MinVersions int
 	// MaxBytes bounds the size of all the logs of a backend together: each
 	// log gets its share, its oldest versions going first, never the
-	// current one. 0 means 64 MiB.
+	// current one. A log found over its share is pruned to three quarters
+	// of it, so that it is not pruned again at its next change. 0 means
+	// 64 MiB.
 	MaxBytes int64
 }
 

@@ -524,9 +524,17 @@ func (h *dirHeld) open(name string, create bool) (*logFile, error) {
 }
 
 // closeLog closes the file at name if the lock keeps it open: it was
-// replaced or removed, or failed.
+// replaced or removed, or failed. A file still to be made durable (only
+// a failed Append or Size closes one: a Write or Remove took them first) is
+// fsynced as far as it goes and leaves those the next change fsyncs, where
+// a closed file would fail every change through the lock: what it waited
+// for is the record of a change not made, which records itself again.
 func (h *dirHeld) closeLog(name string) {
 	if l, ok := h.logs[name]; ok {
+		if i := slices.Index(h.unsynced, l.f); i >= 0 {
+			l.f.Sync()
+			h.unsynced = slices.Delete(h.unsynced, i, i+1)
+		}
 		l.f.Close()
 		delete(h.logs, name)
 	}

@@ -80,7 +80,13 @@ import (
 //     the Store reads it.
 //   - A person's editor takes no lock: an edit saved in the instant between
 //     a Write's comparison and its rename can be lost, as between any two
-//     editors. Every other edit is seen by the next read.
+//     editors. Every other edit is seen by the next read, but one that
+//     keeps the file's stamp: a Store reads a file it wrote from what it
+//     wrote while the stamp is the one the write left (see Dir.version
+//     for the edits that keep it). A network file system's client may
+//     answer a stamp from its cache (NFS, for a few seconds unless
+//     mounted with actimeo=0): an edit made on another machine can go
+//     unseen that long.
 //
 // Non-regular files (devices, FIFOs), names starting with "." and folders
 // below the top level that are symbolic links are not listed, nor what is
@@ -524,9 +530,17 @@ func (h *dirHeld) open(name string, create bool) (*logFile, error) {
 }
 
 // closeLog closes the file at name if the lock keeps it open: it was
-// replaced or removed, or failed.
+// replaced or removed, or failed. A file still to be made durable (only
+// a failed Append or Size closes one: a Write or Remove took them first) is
+// fsynced as far as it goes and leaves those the next change fsyncs, where
+// a closed file would fail every change through the lock: what it waited
+// for is the record of a change not made, which records itself again.
 func (h *dirHeld) closeLog(name string) {
 	if l, ok := h.logs[name]; ok {
+		if i := slices.Index(h.unsynced, l.f); i >= 0 {
+			l.f.Sync()
+			h.unsynced = slices.Delete(h.unsynced, i, i+1)
+		}
 		l.f.Close()
 		delete(h.logs, name)
 	}
@@ -1054,15 +1068,16 @@ func (d *Dir) isLink(name string) bool {
 
 // version is [Version] of the file at name. When the file's stamp is the
 // one it had when this Dir last read it whole (the Store reads a file
-// under the lock before it changes it), the version is the one read then,
-// and the file is not read again; otherwise it is hashed as it is read: a
-// file a person made large takes time, but no memory. The stamp's times
-// are the system's, which on most file systems move in steps of a few
-// milliseconds: a program that rewrote the file in place with as many
-// bytes, within the same step as the change before it and after the read,
-// or that removed it and made it anew with as many bytes under the same
-// file number within that step, would go unseen, as would an edit saved
-// between the comparison and the rename (see [Dir]).
+// under the lock before it changes it) or wrote it, the version is the one
+// read or written then, and the file is not read again; otherwise it is
+// hashed as it is read: a file a person made large takes time, but no
+// memory. The stamp's times are the system's, which on many systems move
+// in steps of a few milliseconds: a program that rewrote the file in place
+// with as many bytes, within the same step as the change before it and
+// after the read or the write, or that removed it and made it anew with as
+// many bytes under the same file number within that step, would go unseen,
+// as would an edit saved between the comparison and the rename (see
+// [Dir]).
 func (d *Dir) version(name string) (string, error) {
 	if v, ok := d.seenVersion(name); ok {
 		return v, nil

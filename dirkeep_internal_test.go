@@ -4,8 +4,11 @@ package memory
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -83,4 +86,34 @@ func TestHeldAppendDuringUnlock(t *testing.T) {
 		require.Empty(t, dh.logs, "no log open after Unlock")
 		dh.mu.Unlock()
 	}
+}
+
+// TestHeldAppendFailedAfterSyncedAppend: an append that fails (here its
+// file takes no writes any more, as a full disk would refuse them) closes
+// the log it kept open; the appends made to it before with sync do not
+// leave that closed file to be fsynced, which would fail every later
+// change through the lock.
+func TestHeldAppendFailedAfterSyncedAppend(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	d, err := openDir(dir, 0)
+	require.NoError(t, err)
+	defer d.Close()
+	h, err := d.Lock(ctx, "")
+	require.NoError(t, err)
+	defer h.Unlock()
+	dh := h.(*dirHeld)
+	require.NoError(t, dh.Append(ctx, "logs/a.log", []byte("record\n"), true))
+	ro, err := os.Open(filepath.Join(dir, "logs", "a.log"))
+	require.NoError(t, err)
+	defer ro.Close()
+	require.NoError(t, syscall.Dup2(int(ro.Fd()), int(dh.logs["logs/a.log"].f.Fd())), "the kept file now refuses writes")
+	require.Error(t, dh.Append(ctx, "logs/a.log", []byte("mark\n"), false))
+	require.NotContains(t, dh.logs, "logs/a.log", "the failed log is closed")
+	require.NoError(t, dh.Append(ctx, "logs/a.log", []byte("record again\n"), true))
+	_, err = dh.Write(ctx, "logs/b.md", []byte("b\n"), "")
+	require.NoError(t, err, "the change through the lock")
+	got, err := os.ReadFile(filepath.Join(dir, "logs", "a.log"))
+	require.NoError(t, err)
+	require.Equal(t, "record\nrecord again\n", string(got))
 }

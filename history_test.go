@@ -560,3 +560,60 @@ func TestHistoryTornLog(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, findings, "a record a kill cut short recorded a change never made: nothing to fix")
 }
+
+// logReads is a Dir that counts the reads of logs, whole.
+type logReads struct {
+	*memory.Dir
+	mu sync.Mutex
+	n  int
+}
+
+func (d *logReads) Read(ctx context.Context, name string, limit int64) (memory.Content, error) {
+	if strings.HasPrefix(name, ".history/") && limit != 0 {
+		d.mu.Lock()
+		d.n++
+		d.mu.Unlock()
+	}
+	return d.Dir.Read(ctx, name, limit)
+}
+
+func (d *logReads) reads() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.n
+}
+
+// TestHistoryPruneDueOnce: a log whose oldest records the age kept does
+// not let go (made while the clock was ahead) is not read to be pruned at
+// every change, though most of its records are past the age: pruning
+// would keep them all.
+func TestHistoryPruneDueOnce(t *testing.T) {
+	ctx := context.Background()
+	d, err := memory.OpenDir(t.TempDir(), 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	lr := &logReads{Dir: d}
+	clk := newClock()
+	s, err := memory.OpenBackend(lr, &memory.Options{Now: clk.Now})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	n := 0
+	write := func() {
+		n++
+		require.NoError(t, s.Write(ctx, "facts/user.md", fmt.Sprintf("# User\n\n> Summary: a counter\n\n- Counter: %d\n", n)))
+	}
+	clk.add(200 * 24 * time.Hour) // ahead
+	for range 10 {
+		write()
+	}
+	clk.add(-200 * 24 * time.Hour) // set right
+	for range 50 {
+		write()
+	}
+	clk.add(100 * 24 * time.Hour) // the 50 past the 90 days kept, the 10 not
+	before := lr.reads()
+	for range 8 {
+		write()
+	}
+	require.LessOrEqual(t, lr.reads()-before, 1, "the log is read to be pruned at each change, and pruning keeps it as it is")
+}

@@ -219,10 +219,10 @@ const pruneEvery = 32
 // which reads and rewrites the whole log, comes only once enough of it can
 // go:
 //
-//   - it holds pruneEvery more changes than the versions always kept, and a
-//     quarter of its records (at least pruneEvery) are past the age kept,
-//     whatever Store wrote them (a command that makes one change and
-//     exits);
+//   - it holds pruneEvery more changes than the versions always kept, and
+//     its first record and a quarter of its records (at least pruneEvery)
+//     are past the age kept, whatever Store wrote them (a command that
+//     makes one change and exits);
 //   - it gained pruneEvery changes since this Store last looked, and is
 //     larger than its share of the size all logs may take (which lists
 //     them);
@@ -235,7 +235,11 @@ func (s *Store) due(ctx context.Context, st *logState, h Held, now time.Time) bo
 	switch {
 	case !appends && st.size > rewriteMax:
 		return true
-	case st.changes > minV+pruneEvery && st.records[max(pruneEvery, len(st.records)/4)-1].Time.Before(now.Add(-age)):
+	case st.changes > minV+pruneEvery && st.records[0].Time.Before(now.Add(-age)) && st.records[max(pruneEvery, len(st.records)/4)-1].Time.Before(now.Add(-age)):
+		// The first record too: pruning keeps every version from the
+		// first within the age on, and records made while the clock was
+		// ahead would otherwise have every change read the log to keep
+		// it as it is.
 		return true
 	case st.since >= pruneEvery:
 		st.since = 0

@@ -83,10 +83,9 @@ import (
 //     editors. Every other edit is seen by the next read, but one that
 //     keeps the file's stamp: a Store reads a file it wrote from what it
 //     wrote while the stamp is the one the write left (see Dir.version
-//     for the edits that keep it). A network file system's client may
-//     answer a stamp from its cache (NFS, for a few seconds unless
-//     mounted with actimeo=0): an edit made on another machine can go
-//     unseen that long.
+//     for the edits that keep it). The stamp is taken from the file
+//     opened, which a network file system checks with its server at the
+//     open (NFS's close-to-open consistency).
 //
 // Non-regular files (devices, FIFOs), names starting with "." and folders
 // below the top level that are symbolic links are not listed, nor what is
@@ -1079,21 +1078,13 @@ func (d *Dir) isLink(name string) bool {
 // as would an edit saved between the comparison and the rename (see
 // [Dir]).
 func (d *Dir) version(name string) (string, error) {
-	if v, ok := d.seenVersion(name); ok {
-		return v, nil
-	}
-	f, fi, err := d.open(name)
+	f, _, err := d.open(name)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	if st := stamp(fi); st != "" {
-		d.seenMu.Lock()
-		seen, ok := d.seen[name]
-		d.seenMu.Unlock()
-		if ok && seen.stamp == st {
-			return seen.version, nil
-		}
+	if v, ok := d.seenAs(name, f); ok {
+		return v, nil
 	}
 	return journal.ReadVersion(f)
 }
@@ -1105,24 +1096,39 @@ func (d *Dir) unchanged(name, version string) bool {
 	return ok && v == version
 }
 
-// seenVersion returns the version this Dir read of the file at name when
-// the file's stamp is still the one it had then, looked at without opening
-// the file: for a plain name with no link on its way, as openDirect takes;
-// false in any other case, for version to open it.
+// seenVersion returns the version this Dir read or wrote of the file at
+// name when the file's stamp is still the one it had then, without reading
+// the file; false otherwise.
 func (d *Dir) seenVersion(name string) (string, bool) {
 	d.seenMu.Lock()
-	seen, ok := d.seen[name]
+	_, ok := d.seen[name]
 	d.seenMu.Unlock()
-	if !ok || !fs.ValidPath(name) {
+	if !ok {
 		return "", false
 	}
-	sub, done, err := d.walk(path.Dir(name), false)
+	f, _, err := d.open(name)
 	if err != nil {
 		return "", false
 	}
-	defer done()
-	fi, err := sub.Lstat(path.Base(name))
-	if err != nil || !fi.Mode().IsRegular() || stamp(fi) != seen.stamp {
+	defer f.Close()
+	return d.seenAs(name, f)
+}
+
+// seenAs returns the version this Dir read or wrote of the file at name
+// when f, the file opened, has the stamp the file had then. The stamp is
+// the open file's, which a network file system checks with its server at
+// the open (NFS's close-to-open consistency), where a look at the name
+// could be answered from a cache.
+func (d *Dir) seenAs(name string, f *os.File) (string, bool) {
+	fi, err := f.Stat()
+	if err != nil {
+		return "", false
+	}
+	st := stamp(fi)
+	d.seenMu.Lock()
+	seen, ok := d.seen[name]
+	d.seenMu.Unlock()
+	if !ok || st == "" || seen.stamp != st {
 		return "", false
 	}
 	return seen.version, true

@@ -122,8 +122,9 @@ func (s *Store) head(ctx context.Context, p string) (info FileInfo, ok bool, err
 // cutShort reports whether c is only the start of its file.
 func cutShort(c Content) bool { return c.Size > int64(len(c.Data)) }
 
-// readContent reads a target, at most readLimit bytes of it. A missing
-// file gives Data nil and no error.
+// readContent reads a target, at most readLimit bytes of it, or takes
+// it from what the Store made when it is still so (known). A missing file
+// gives Data nil and no error.
 func (s *Store) readContent(ctx context.Context, op string, t target) (Content, error) {
 	if c, ok := s.known(t.path); ok {
 		return c, nil

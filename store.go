@@ -452,7 +452,8 @@ type factCache struct {
 }
 
 // A docCache holds the structure (markdown.Doc) of the last content an
-// append or a write made of each file, for the last few files changed, so
+// append, a write or the fact guard (of a patch) made of each file, for
+// the last few files changed, so
 // that the next append to the file, and the fact guard, parse only what is
 // new. An entry is used only for the very content it was made of. Once
 // the change landed, the entry has the file's version too: then, on a
@@ -542,9 +543,10 @@ type HistoryPolicy struct {
 	MinVersions int
 	// MaxBytes bounds the size of all the logs of a backend together: each
 	// log gets its share, its oldest versions going first, never the
-	// current one. A log found over its share is pruned to three quarters
-	// of it, so that it is not pruned again at its next change. 0 means
-	// 64 MiB.
+	// current one. A Store looks at a log's size every 32 changes it
+	// makes to the file, and at Compact; a log found over its share is
+	// pruned to three quarters of it, so that it is not pruned again at
+	// its next change. 0 means 64 MiB.
 	MaxBytes int64
 }
 

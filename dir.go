@@ -756,7 +756,7 @@ func (d *Dir) walk(dir string, create bool) (*os.Root, func(), error) {
 			}
 		}
 		done()
-		at = pathJoin(at, part)
+		at = path.Join(at, part)
 		parent, cur, done = d.folders.put(parent, at, part, sub, fi)
 	}
 	return cur, done, nil

@@ -205,11 +205,3 @@ func (c *folders) close() {
 	}
 	c.m, c.byRoot = nil, nil
 }
-
-// pathJoin joins a folder's path and the name of a folder in it.
-func pathJoin(dir, name string) string {
-	if dir == "" {
-		return name
-	}
-	return dir + "/" + name
-}

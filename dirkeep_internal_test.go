@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -41,16 +40,10 @@ func TestKeptFoldersSiblings(t *testing.T) {
 // with sync to be made durable with the next change, which makes them so.
 func TestHeldWriteFailedKeepsUnsynced(t *testing.T) {
 	ctx := context.Background()
-	d, err := openDir(t.TempDir(), 0)
-	require.NoError(t, err)
-	defer d.Close()
-	h, err := d.Lock(ctx, "")
-	require.NoError(t, err)
-	defer h.Unlock()
-	dh := h.(*dirHeld)
+	dh := heldDir(t, t.TempDir())
 	require.NoError(t, dh.Append(ctx, "logs/a.log", []byte("record\n"), true))
 	require.Len(t, dh.unsynced, 1)
-	_, err = dh.Write(ctx, "logs/"+strings.Repeat("x", 250), []byte("x\n"), "")
+	_, err := dh.Write(ctx, "logs/"+strings.Repeat("x", 250), []byte("x\n"), "")
 	require.Error(t, err, "the temporary file's name is too long")
 	require.Len(t, dh.unsynced, 1, "the append still waits to be made durable")
 	_, err = dh.Write(ctx, "logs/b.md", []byte("b\n"), "")
@@ -73,7 +66,7 @@ func TestHeldAppendDuringUnlock(t *testing.T) {
 		dh.mu.Lock()
 		appended := make(chan error, 1)
 		go func() { appended <- dh.Append(ctx, "logs/a.log", []byte("x\n"), true) }()
-		time.Sleep(time.Millisecond) // the Append waits for mu
+		runtime.Gosched() // the Append, likely, to wait for mu
 		unlocked := make(chan struct{})
 		go func() { h.Unlock(); close(unlocked) }()
 		for !dh.gone.Load() {
@@ -96,13 +89,7 @@ func TestHeldAppendDuringUnlock(t *testing.T) {
 func TestHeldAppendFailedAfterSyncedAppend(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	d, err := openDir(dir, 0)
-	require.NoError(t, err)
-	defer d.Close()
-	h, err := d.Lock(ctx, "")
-	require.NoError(t, err)
-	defer h.Unlock()
-	dh := h.(*dirHeld)
+	dh := heldDir(t, dir)
 	require.NoError(t, dh.Append(ctx, "logs/a.log", []byte("record\n"), true))
 	ro, err := os.Open(filepath.Join(dir, "logs", "a.log"))
 	require.NoError(t, err)
@@ -116,4 +103,17 @@ func TestHeldAppendFailedAfterSyncedAppend(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(dir, "logs", "a.log"))
 	require.NoError(t, err)
 	require.Equal(t, "record\nrecord again\n", string(got))
+}
+
+// heldDir opens a Dir on dir and takes its lock, both let go when the test
+// ends.
+func heldDir(t *testing.T, dir string) *dirHeld {
+	t.Helper()
+	d, err := openDir(dir, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	h, err := d.Lock(context.Background(), "")
+	require.NoError(t, err)
+	t.Cleanup(h.Unlock)
+	return h.(*dirHeld)
 }

@@ -141,17 +141,18 @@ func (s *Store) otherFacts(ctx context.Context, op string, t target, list func()
 		if e.Name == t.path {
 			continue
 		}
-		if c, ok := s.known(e.Name); ok {
-			out = append(out, s.facts.file(e.Name, c.Data, nil, s.docs.get(e.Name, c.Data)))
-			continue
+		c, ok := s.known(e.Name)
+		if !ok {
+			var err error
+			c, err = s.b.Read(ctx, e.Name, readLimit)
+			if classify(err) == faultStopped {
+				return nil, hostErr(op, t.path, err)
+			}
+			if err != nil {
+				continue
+			}
 		}
-		c, err := s.b.Read(ctx, e.Name, readLimit)
-		switch {
-		case err == nil:
-			out = append(out, s.facts.file(e.Name, c.Data, nil, s.docs.get(e.Name, c.Data)))
-		case classify(err) == faultStopped:
-			return nil, hostErr(op, t.path, err)
-		}
+		out = append(out, s.facts.file(e.Name, c.Data, nil, s.docs.get(e.Name, c.Data)))
 	}
 	if err == nil {
 		s.facts.keep(t.path, entries)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mdmemory/memory"
+	"github.com/mdmemory/memory/backendtest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -126,31 +127,9 @@ func checkMemory(t testing.TB, s *memory.Store, dir string, opts *memory.Options
 	if walk != nil {
 		t.Errorf("memory left by the test: walking %s: %v", dir, walk)
 	}
-	ctx := context.Background()
-	findings, err := s.Check(ctx)
-	if errors.Is(err, memory.ErrClosed) {
-		o := *opts
-		o.Embedder = nil
-		var again *memory.Store
-		if again, err = memory.Open(dir, &o); err == nil {
-			defer again.Close()
-			findings, err = again.Check(ctx)
-		}
-	}
-	if err != nil {
-		t.Errorf("memory left by the test: Check: %v%s", err, hint)
-		return
-	}
-	for _, f := range findings {
-		if f.Warning && f.Line > 0 && (strings.HasPrefix(f.Path, "facts/") || strings.HasPrefix(f.Path, "world/")) {
-			continue // prose in a fact file: the library writes it
-		}
-		kind := "finding"
-		if f.Warning {
-			kind = "warning"
-		}
-		t.Errorf("memory left by the test: %s:%d: Check's %s: %s%s", f.Path, f.Line, kind, f.Problem, hint)
-	}
+	o := *opts
+	o.Embedder = nil
+	backendtest.CheckLeft(t, s, func() (*memory.Store, error) { return memory.Open(dir, &o) }, "the test", hint)
 }
 
 // writeFile puts a file into the store's directory as a person would.

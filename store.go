@@ -2,6 +2,7 @@ package memory
 
 import (
 	"bytes"
+	"cmp"
 	"container/list"
 	"context"
 	"errors"
@@ -308,24 +309,12 @@ func (o *Options) fill() error {
 	if _, err := checkMode(o.FileMode); err != nil {
 		return fmt.Errorf("memory: open: Options.FileMode: %w", err)
 	}
-	if o.WorldBudget == 0 {
-		o.WorldBudget = defaultWorldBudget
-	}
-	if o.ProceduresBudget == 0 {
-		o.ProceduresBudget = defaultProceduresBudget
-	}
-	if o.MaxSessions == 0 {
-		o.MaxSessions = defaultMaxSessions
-	}
-	if o.LockTimeout == 0 {
-		o.LockTimeout = defaultLockTimeout
-	}
-	if o.FactsBudget == 0 {
-		o.FactsBudget = defaultFactsBudget
-	}
-	if o.IndexBudget == 0 {
-		o.IndexBudget = defaultIndexBudget
-	}
+	o.WorldBudget = cmp.Or(o.WorldBudget, defaultWorldBudget)
+	o.ProceduresBudget = cmp.Or(o.ProceduresBudget, defaultProceduresBudget)
+	o.MaxSessions = cmp.Or(o.MaxSessions, defaultMaxSessions)
+	o.LockTimeout = cmp.Or(o.LockTimeout, defaultLockTimeout)
+	o.FactsBudget = cmp.Or(o.FactsBudget, defaultFactsBudget)
+	o.IndexBudget = cmp.Or(o.IndexBudget, defaultIndexBudget)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

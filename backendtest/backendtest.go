@@ -152,24 +152,32 @@ func (e *env) store(opts *memory.Options) *memory.Store {
 }
 
 // check runs when the case ends, before s is closed, as bbolt's test DB
-// runs tx.Check: it fails the case for every finding [memory.Store.Check]
-// makes on the memory s leaves on b. What the library writes gives none,
-// but for text outside the bullets of a fact file or topic, which it writes
-// when it is given it; and no case leaves broken memory on purpose (its
-// hand edits keep every rule). A Store the case closed is checked through
-// another one on b, opened with opts.
+// runs tx.Check: no case leaves broken memory on purpose (its hand edits
+// keep every rule). A Store the case closed is checked through another
+// one on b, opened with opts.
 func (e *env) check(s *memory.Store, b memory.Backend, opts memory.Options) {
-	ctx := context.Background() // the case's context ends before its cleanups
+	CheckLeft(e.t, s, func() (*memory.Store, error) { return memory.OpenBackend(b, &opts) }, "the case", "")
+}
+
+// CheckLeft fails t for every finding [memory.Store.Check] makes on the
+// memory s holds, as a test's cleanup does: what the library writes gives
+// none, but warnings of text outside the bullets of a fact file or topic,
+// which it writes when it is given it. A Store already closed is checked
+// through one reopen opens, closed after. Each report reads "memory left
+// by <who>: …" and ends with note.
+func CheckLeft(t testing.TB, s *memory.Store, reopen func() (*memory.Store, error), who, note string) {
+	t.Helper()
+	ctx := context.Background() // the test's context ends before its cleanups
 	findings, err := s.Check(ctx)
 	if errors.Is(err, memory.ErrClosed) {
 		var again *memory.Store
-		if again, err = memory.OpenBackend(b, &opts); err == nil {
+		if again, err = reopen(); err == nil {
 			defer again.Close()
 			findings, err = again.Check(ctx)
 		}
 	}
 	if err != nil {
-		e.t.Errorf("memory left by the case: Check: %v", err)
+		t.Errorf("memory left by %s: Check: %v%s", who, err, note)
 		return
 	}
 	for _, f := range findings {
@@ -180,7 +188,7 @@ func (e *env) check(s *memory.Store, b memory.Backend, opts memory.Options) {
 		if f.Warning {
 			kind = "warning"
 		}
-		e.t.Errorf("memory left by the case: %s:%d: Check's %s: %s", f.Path, f.Line, kind, f.Problem)
+		t.Errorf("memory left by %s: %s:%d: Check's %s: %s%s", who, f.Path, f.Line, kind, f.Problem, note)
 	}
 }
 

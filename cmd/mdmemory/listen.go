@@ -66,6 +66,25 @@ func readToken(file string, getenv func(string) string) (string, error) {
 	return token, nil
 }
 
+// serverToken returns the token a server listening on f.addr serves with
+// (readToken), and refuses to go without one where that would let others
+// in: on an address beyond this machine, and with --allow-host, the names
+// a proxy reaches a loopback server by on others' behalf. flag names the
+// address's flag ("--addr"), kind the token ("a token"), and reach who
+// would get in ("browsers reach the page").
+func serverToken(e *env, f httpFlags, loopback bool, flag, kind, reach string) (string, error) {
+	token, err := readToken(f.tokenFile, e.getenv)
+	switch {
+	case err != nil:
+		return "", err
+	case token == "" && !loopback:
+		return "", fmt.Errorf("%s %s listens beyond this machine: give %s with --token-file FILE or $%s, or listen on 127.0.0.1", flag, f.addr, kind, tokenEnv)
+	case token == "" && len(f.allowHosts) > 0:
+		return "", fmt.Errorf("--allow-host lets %s under another name, such as a proxy's: give %s with --token-file FILE or $%s", reach, kind, tokenEnv)
+	}
+	return token, nil
+}
+
 // limitListener accepts at most max connections at once: past them,
 // Accept waits for one to close, and the new ones wait in the system's
 // queue.

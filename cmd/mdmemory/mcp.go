@@ -164,17 +164,9 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 		handler = mcpserver.UsersHandler(u, opts)
 		serves = fmt.Sprintf("%d users of %s, each with its token", u.count(), f.users)
 	} else {
-		token, err := readToken(f.tokenFile, e.getenv)
+		token, err := serverToken(e, f, loopback, "--http", "a bearer token", "clients reach the server")
 		if err != nil {
 			return err
-		}
-		if token == "" && !loopback {
-			return fmt.Errorf("--http %s listens beyond this machine: give a bearer token with --token-file FILE or $%s, or listen on 127.0.0.1", f.addr, tokenEnv)
-		}
-		if token == "" && len(f.allowHosts) > 0 {
-			// Another name is how a proxy reaches a loopback server on
-			// others' behalf: they would all be served without a token.
-			return fmt.Errorf("--allow-host lets clients reach the server under another name, such as a proxy's: give a bearer token with --token-file FILE or $%s", tokenEnv)
 		}
 		s, close, err := e.open(ctx, true)
 		if err != nil {

@@ -73,15 +73,9 @@ func uiServer(page http.Handler) *http.Server {
 // serveUI serves the page as f says, until ctx is done.
 func serveUI(ctx context.Context, e *env, f httpFlags) error {
 	addr, loopback := listenAddr(f.addr)
-	token, err := readToken(f.tokenFile, e.getenv)
+	token, err := serverToken(e, f, loopback, "--addr", "a token", "browsers reach the page")
 	if err != nil {
 		return err
-	}
-	if token == "" && !loopback {
-		return fmt.Errorf("--addr %s listens beyond this machine: give a token with --token-file FILE or $%s, or listen on 127.0.0.1", f.addr, tokenEnv)
-	}
-	if token == "" && len(f.allowHosts) > 0 {
-		return fmt.Errorf("--allow-host lets browsers reach the page under another name, such as a proxy's: give a token with --token-file FILE or $%s", tokenEnv)
 	}
 	opts, err := e.store.options()
 	if err != nil {

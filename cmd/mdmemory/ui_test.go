@@ -26,26 +26,13 @@ func TestUIOffLoopbackNeedsToken(t *testing.T) {
 // the overview there, asks for the token a loopback address was given,
 // and ends with status 0 when interrupted.
 func TestUIServes(t *testing.T) {
-	dir := sample(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	outR, outW := io.Pipe()
-	done := make(chan int, 1)
-	go func() {
-		var errb strings.Builder
-		done <- run(ctx, []string{"ui", "--dir", dir, "--addr", "127.0.0.1:0"}, strings.NewReader(""), outW, &errb, func(k string) string {
-			if k == tokenEnv {
-				return "0123456789abcdef-token"
-			}
-			return ""
-		})
-		outW.Close()
-	}()
-	line, err := bufio.NewReader(outR).ReadString('\n')
-	require.NoError(t, err)
-	addr := strings.TrimSpace(line)
+	addr, _, stop := startUI(t, func(k string) string {
+		if k == tokenEnv {
+			return "0123456789abcdef-token"
+		}
+		return ""
+	})
 	require.True(t, strings.HasPrefix(addr, "http://127.0.0.1:"), addr)
-	go io.Copy(io.Discard, outR)
 
 	client := &http.Client{Timeout: 10 * time.Second}
 	resp, err := client.Get(addr)
@@ -63,43 +50,22 @@ func TestUIServes(t *testing.T) {
 	require.Contains(t, string(body), "<title>Facts · mdmemory</title>")
 	require.Contains(t, string(body), "Wife: Mei, birthday March 15")
 
-	cancel()
-	select {
-	case code := <-done:
-		require.Equal(t, exitOK, code)
-	case <-time.After(10 * time.Second):
-		t.Fatal("mdmemory ui did not end when interrupted")
-	}
+	stop()
 }
 
 // TestUIMakesToken: without a token given, mdmemory ui makes one, prints
 // the login address with it once, and asks for it: another account or
 // program on this machine, which reaches the port, does not get in.
 func TestUIMakesToken(t *testing.T) {
-	dir := sample(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	outR, outW := io.Pipe()
-	errR, errW := io.Pipe()
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"ui", "--dir", dir, "--addr", "127.0.0.1:0"}, strings.NewReader(""), outW, errW, func(string) string { return "" })
-		outW.Close()
-		errW.Close()
-	}()
-	line, err := bufio.NewReader(outR).ReadString('\n')
-	require.NoError(t, err)
-	addr := strings.TrimSpace(line)
-	go io.Copy(io.Discard, outR)
+	addr, stderr, stop := startUI(t, func(string) string { return "" })
 	var login string
-	sc := bufio.NewScanner(errR)
-	for login == "" && sc.Scan() {
-		if l := strings.TrimSpace(sc.Text()); strings.HasPrefix(l, addr+"?token=") {
+	for l := range stderr {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, addr+"?token=") {
 			login = l
+			break
 		}
 	}
 	require.NotEmpty(t, login, "no login address printed")
-	go io.Copy(io.Discard, errR)
 	require.GreaterOrEqual(t, len(strings.TrimPrefix(login, addr+"?token=")), 26, "a token of 128 bits at least")
 
 	client := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -124,13 +90,7 @@ func TestUIMakesToken(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, string(body), "<title>Facts · mdmemory</title>")
 
-	cancel()
-	select {
-	case code := <-done:
-		require.Equal(t, exitOK, code)
-	case <-time.After(10 * time.Second):
-		t.Fatal("mdmemory ui did not end when interrupted")
-	}
+	stop()
 }
 
 // TestUIServerTimeouts: the server cuts off a client slow to send its
@@ -143,4 +103,48 @@ func TestUIServerTimeouts(t *testing.T) {
 	require.NotZero(t, srv.IdleTimeout)
 	require.LessOrEqual(t, srv.IdleTimeout, 30*time.Second)
 	require.NotZero(t, srv.MaxHeaderBytes)
+}
+
+// startUI starts mdmemory ui on a sample memory on a loopback port, with
+// getenv as its environment, and returns the address it printed, the lines
+// of its standard error (those past 64 unread are dropped), and stop,
+// which interrupts it and requires it to end with status 0.
+func startUI(t *testing.T, getenv func(string) string) (addr string, stderr <-chan string, stop func()) {
+	t.Helper()
+	dir := sample(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	outR, outW := io.Pipe()
+	errR, errW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"ui", "--dir", dir, "--addr", "127.0.0.1:0"}, strings.NewReader(""), outW, errW, getenv)
+		outW.Close()
+		errW.Close()
+	}()
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(errR)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+		}
+		io.Copy(io.Discard, errR)
+	}()
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	require.NoError(t, err)
+	go io.Copy(io.Discard, outR)
+	return strings.TrimSpace(line), lines, func() {
+		t.Helper()
+		cancel()
+		select {
+		case code := <-done:
+			require.Equal(t, exitOK, code)
+		case <-time.After(10 * time.Second):
+			t.Fatal("mdmemory ui did not end when interrupted")
+		}
+	}
 }

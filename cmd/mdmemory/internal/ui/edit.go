@@ -126,18 +126,25 @@ func (h *server) save(w http.ResponseWriter, r *http.Request) {
 		}
 		return "", false
 	}
-	// What the change makes of a text it was not made on: for a line, the
-	// same line found by its text, not by its number.
-	merge := func(now, base string) (string, bool) {
+	// What the change makes of now, a text it was not made on (base is
+	// the one it was): for a line, the same line found by its text, not by
+	// its number. When it cannot be carried over, the merge to offer is
+	// yours for a whole file, and now, to make the change again on, for a
+	// line.
+	merge := func(now, base, yours string) string {
 		switch mode {
 		case "add":
-			return addLine(now, text), true
+			return addLine(now, text)
 		case "line":
 			if old, ok := itemAt(base, line); ok {
-				return replaceItem(now, old, text)
+				if merged, ok := replaceItem(now, old, text); ok {
+					return merged
+				}
 			}
+		case "file":
+			return yours
 		}
-		return "", false
+		return now
 	}
 	if version != curVersion {
 		base, err := "", error(nil)
@@ -148,14 +155,7 @@ func (h *server) save(w http.ResponseWriter, r *http.Request) {
 		if err != nil || !ok {
 			yours = text // the history does not hold what the page showed: the person's text alone
 		}
-		merged, ok := merge(cur, base)
-		if !ok {
-			merged = yours
-			if mode != "file" {
-				merged = cur
-			}
-		}
-		h.conflict(w, r, p, curVersion, cur, yours, merged)
+		h.conflict(w, r, p, curVersion, cur, yours, merge(cur, base, yours))
 		return
 	}
 	content, ok := edit(cur)
@@ -175,14 +175,7 @@ func (h *server) save(w http.ResponseWriter, r *http.Request) {
 			h.readFailed(w, r, "Facts", p, rerr)
 			return
 		}
-		merged, ok := merge(now, cur)
-		if !ok {
-			merged = content
-			if mode != "file" {
-				merged = now
-			}
-		}
-		h.conflict(w, r, p, nowVersion, now, content, merged)
+		h.conflict(w, r, p, nowVersion, now, content, merge(now, cur, content))
 		return
 	case hostError(err):
 		h.fail(w, r, http.StatusInternalServerError, "Facts", "The change could not be saved.", err)

@@ -84,7 +84,8 @@ Nothing is overwritten: every line goes through the library as memory_append
 does, with its refusals (a line worded as temporary, a fact already there,
 a budget full) and its bounds. What does not fit is listed with the reason:
 text that is no list item in a file of facts, a refusal, a file over 1 MiB,
-a file the layout does not know. Without --apply, a dry run: the same
+a file the layout does not know, a link (never followed, a folder's
+included), a named pipe or a device (never waited on). Without --apply, a dry run: the same
 judgement on a scratch copy of the memory's facts, and nothing written.
 
 With --json: {"format", "dir", "applied", "imported": [{"from", "line",
@@ -101,7 +102,7 @@ With --json: {"format", "dir", "applied", "imported": [{"from", "line",
 					return fmt.Errorf("%s is not a directory to import from", dir)
 				}
 				world := e.store.worldWhere(e.getenv) != ""
-				items, err := importPlan(format, dir, *agent, world)
+				items, err := importPlan(ctx, format, dir, *agent, world)
 				if err != nil {
 					return err
 				}
@@ -330,8 +331,13 @@ func cut(s string, n int) string {
 // importPlan reads the tree at dir as format lays it out, and returns what
 // goes where: persona first, then the facts about the person, the other
 // facts, the topics, and the daily logs oldest first.
-func importPlan(format, dir, agent string, world bool) ([]importItem, error) {
-	p := &planner{root: dir, world: world}
+//
+// It opens the tree's folders and files without following a link and
+// without blocking (openBeneath), and says what it left out and why: a
+// link, a named pipe or a device where a folder or a file belongs. It
+// stops when ctx ends.
+func importPlan(ctx context.Context, format, dir, agent string, world bool) ([]importItem, error) {
+	p := &planner{ctx: ctx, root: dir, world: world}
 	switch format {
 	case "openclaw":
 		p.folder("", map[string]func(string){
@@ -346,7 +352,7 @@ func importPlan(format, dir, agent string, world bool) ([]importItem, error) {
 			"MEMORY.md": p.facts("facts/memory.md"),
 		}, "")
 	case "agnx":
-		own, shared, err := agnxFolders(dir, agent)
+		own, shared, err := agnxFolders(dir, agent, &p.first)
 		if err != nil {
 			return nil, err
 		}
@@ -387,13 +393,19 @@ func importPlan(format, dir, agent string, world bool) ([]importItem, error) {
 }
 
 // agnxFolders finds an agnx tree's agent folder and shared world folder
-// (relative to dir; "" for the root, and for none).
-func agnxFolders(dir, agent string) (own, shared string, err error) {
+// (relative to dir; "" for the root, and for none). A folder that is a
+// link, or no folder, is left out, and said so in left.
+func agnxFolders(dir, agent string, left *[]importItem) (own, shared string, err error) {
 	if agent != "" {
 		own = path.Join("agents", agent)
-	} else if isDir(filepath.Join(dir, "agents")) && !exists(filepath.Join(dir, "MEMORY.md")) {
-		ents, err := os.ReadDir(filepath.Join(dir, "agents"))
+	} else if isDir(dir, "agents", left) && !exists(filepath.Join(dir, "MEMORY.md")) {
+		f, err := openBeneath(dir, "agents", true)
 		if err != nil {
+			return "", "", err
+		}
+		ents, err := f.ReadDir(maxImportFiles)
+		f.Close()
+		if err != nil && !errors.Is(err, io.EOF) {
 			return "", "", err
 		}
 		var ids []string
@@ -414,18 +426,31 @@ func agnxFolders(dir, agent string) (own, shared string, err error) {
 			return "", "", usageErr{fmt.Sprintf("%s holds %d agents (%s): name one with --agent ID", dir, len(ids), strings.Join(ids, ", "))}
 		}
 	}
-	if own != "" && !isDir(filepath.Join(dir, filepath.FromSlash(own))) {
+	if own != "" && !isDir(dir, own, nil) {
+		if _, err := openBeneath(dir, own, true); errors.As(err, new(*treeError)) {
+			return "", "", fmt.Errorf("%s: %s", dir, oneLine(err))
+		}
 		return "", "", fmt.Errorf("%s has no folder %s", dir, own)
 	}
-	if isDir(filepath.Join(dir, "world")) {
+	if isDir(dir, "world", left) {
 		shared = "world"
 	}
 	return own, shared, nil
 }
 
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
+// isDir reports whether rel beneath root is a folder, opened as import
+// opens one (openBeneath). What stands there that is not a folder is said
+// in left, when left is not nil.
+func isDir(root, rel string, left *[]importItem) bool {
+	f, err := openBeneath(root, rel, true)
+	if err != nil {
+		if left != nil && errors.As(err, new(*treeError)) {
+			*left = append(*left, importItem{From: rel + "/", Reason: oneLine(err)})
+		}
+		return false
+	}
+	f.Close()
+	return true
 }
 
 func exists(p string) bool {
@@ -435,6 +460,7 @@ func exists(p string) bool {
 
 // planner collects what import moves.
 type planner struct {
+	ctx    context.Context
 	root   string
 	world  bool
 	first  []importItem // persona and the facts, in the order found
@@ -447,12 +473,27 @@ type planner struct {
 // their function; a daily log (YYYY-MM-DD.md) becomes entries; another .md
 // file is a topic, unless other says why it is left out; anything else is
 // left out.
+//
+// The folder is opened without following a link or blocking: a link, a
+// named pipe or anything else where the folder belongs is left out, and
+// said so.
 func (p *planner) folder(rel string, known map[string]func(string), other string) {
-	f, err := os.Open(filepath.Join(p.root, filepath.FromSlash(rel)))
-	if errors.Is(err, fs.ErrNotExist) && rel != "" {
+	if p.err != nil {
 		return
 	}
-	if err != nil {
+	if err := p.ctx.Err(); err != nil {
+		p.err = err
+		return
+	}
+	f, err := openBeneath(p.root, rel, true)
+	var te *treeError
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && rel != "":
+		return
+	case errors.As(err, &te) && rel != "":
+		p.first = append(p.first, importItem{From: rel + "/", Reason: oneLine(err)})
+		return
+	case err != nil:
 		p.err = err
 		return
 	}
@@ -471,18 +512,26 @@ func (p *planner) folder(rel string, known map[string]func(string), other string
 	}
 	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, ent := range ents {
+		if err := p.ctx.Err(); err != nil {
+			p.err = err
+			return
+		}
 		name := ent.Name()
 		from := path.Join(rel, name)
 		if do, ok := known[name]; ok {
 			if ent.IsDir() {
 				continue // a folder the layout names, looked at on its own
 			}
+			// A file the layout names, or a folder it names that is not
+			// one (a link, a pipe), which its own look refuses.
 			do(from)
 			continue
 		}
 		switch {
 		case strings.HasPrefix(name, "."):
 			// Hidden files are tools' own (.git, .DS_Store).
+		case ent.Type()&fs.ModeSymlink != 0:
+			p.first = append(p.first, importItem{From: from, Reason: from + " is a symbolic link: not followed, so that nothing outside the tree is read"})
 		case ent.IsDir():
 			p.first = append(p.first, importItem{From: from + "/", Reason: "a folder the layout does not have: not read"})
 		case !strings.HasSuffix(name, ".md"):
@@ -506,18 +555,11 @@ func isDay(s string) bool {
 // read reads a file of the tree, at most maxInput bytes, or records why
 // it is left out and returns nil.
 func (p *planner) read(from string, into *[]importItem) []byte {
-	name := filepath.Join(p.root, filepath.FromSlash(from))
-	fi, err := os.Lstat(name)
-	if err == nil && !fi.Mode().IsRegular() {
-		err = errors.New("not a regular file (a symbolic link is not followed)")
-	}
 	var b []byte
+	f, err := openBeneath(p.root, from, false)
 	if err == nil {
-		var f *os.File
-		if f, err = os.Open(name); err == nil {
-			b, err = io.ReadAll(io.LimitReader(f, maxInput+1))
-			f.Close()
-		}
+		b, err = io.ReadAll(io.LimitReader(f, maxInput+1))
+		f.Close()
 	}
 	switch {
 	case err != nil:

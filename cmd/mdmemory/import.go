@@ -26,7 +26,7 @@ import (
 // the library. What each layout holds, and where it goes:
 //
 //	openclaw     SOUL.md, USER.md, MEMORY.md, memory/YYYY-MM-DD.md, memory/*.md
-//	claude-code  MEMORY.md (its index lines are left out), *.md topic files
+//	claude-code  MEMORY.md (its index lines are left out), *.md notes (see note)
 //	agnx         [agents/ID/]MEMORY.md, daily/YYYY-MM-DD.md, world/*.md
 //	toebeans     SOUL.md, knowledge/USER.md, knowledge/YYYY-MM-DD.md, knowledge/*.md
 //
@@ -65,7 +65,7 @@ this memory; with --apply, writes it. FORMAT is one of:
 
   openclaw     SOUL.md, USER.md, MEMORY.md, memory/YYYY-MM-DD.md daily logs,
                memory/*.md topic files (the workspace folder)
-  claude-code  MEMORY.md and its topic files *.md (Claude Code's auto memory
+  claude-code  MEMORY.md and its notes *.md (Claude Code's auto memory
                folder, ~/.claude/projects/PROJECT/memory)
   agnx         MEMORY.md, daily/YYYY-MM-DD.md and the shared world/*.md
                (.agnx/memory, with --agent ID when it holds several agents,
@@ -79,6 +79,13 @@ A daily log becomes entries of its month (episodes/YYYY-MM.md), one per
 "#" or "##" section, dated the log's day. A topic file's bullets become a
 world topic (world/NAME.md) with --world, else fact lines of
 facts/memory.md.
+
+A Claude Code note (front matter with name, description and type) goes
+where its type says: user to facts/user.md, feedback, project and reference
+to facts/memory.md, a project note dated by its name or first words
+(YYYY-MM-DD) as an entry of its month. It comes whole, keyed by its name:
+"- NAME: its paragraphs and list items", on one line when it fits (2,000
+bytes), else a line a paragraph. A paragraph of MEMORY.md becomes a line.
 
 Nothing is overwritten: every line goes through the library as memory_append
 does, with its refusals (a line worded as temporary, a fact already there,
@@ -290,7 +297,8 @@ func (e *env) reportImport(format, dir string, items []importItem, applied bool)
 		for _, it := range left {
 			fmt.Fprintf(w, "  %s", where(it))
 			if it.Text != "" {
-				fmt.Fprintf(w, "  %s", cut(it.Text, 60))
+				// In full: what is left out is the person's to bring by hand.
+				fmt.Fprintf(w, "  %s", printable(it.Text))
 			}
 			fmt.Fprintf(w, "\n      %s\n", it.Reason)
 		}
@@ -348,6 +356,7 @@ func importPlan(ctx context.Context, format, dir, agent string, world bool) ([]i
 		}, "an OpenClaw workspace file that is not memory")
 		p.folder("memory", nil, "")
 	case "claude-code":
+		p.prose, p.notes = true, true
 		p.folder("", map[string]func(string){
 			"MEMORY.md": p.facts("facts/memory.md"),
 		}, "")
@@ -463,6 +472,8 @@ type planner struct {
 	ctx    context.Context
 	root   string
 	world  bool
+	prose  bool         // a paragraph of a file of facts becomes a line, not left out (claude-code)
+	notes  bool         // a topic file is a note with front matter (claude-code: note)
 	first  []importItem // persona and the facts, in the order found
 	topics []importItem
 	logs   []importItem
@@ -540,6 +551,8 @@ func (p *planner) folder(rel string, known map[string]func(string), other string
 			p.daily(from, strings.TrimSuffix(name, ".md"))
 		case other != "":
 			p.first = append(p.first, importItem{From: from, Reason: other + ": not read"})
+		case p.notes:
+			p.note(from)
 		default:
 			p.topic(from)
 		}
@@ -628,9 +641,17 @@ func (p *planner) lines(from, to string, out []importItem) []importItem {
 			slices.ContainsFunc(d.Headings, func(h markdown.Heading) bool { return h.Start == at }),
 			strings.Trim(text, "-*_ ") == "":
 			continue
+		case !slices.ContainsFunc(items, func(it markdown.Item) bool { return it.Start == at }) && p.prose:
+			// A paragraph: one line, whole.
+			fact := "- " + oneSpaced(text)
+			if len(fact) > maxItemText {
+				out = append(out, importItem{From: from, Line: line, Text: oneSpaced(text), Reason: fmt.Sprintf("a paragraph of %s bytes is no fact line: condense it and add it with 'mdmemory add'", thousands(int64(len(text))))})
+			} else {
+				out = append(out, importItem{From: from, Line: line, To: to, Text: fact, entry: fact})
+			}
+			continue
 		case !slices.ContainsFunc(items, func(it markdown.Item) bool { return it.Start == at }):
-			first, _, _ := strings.Cut(text, "\n")
-			out = append(out, importItem{From: from, Line: line, Text: first, Reason: "not a list item: only bullets become fact lines (add it with 'mdmemory add' if it is a fact)"})
+			out = append(out, importItem{From: from, Line: line, Text: oneSpaced(text), Reason: "not a list item: only bullets become fact lines (add it with 'mdmemory add' if it is a fact)"})
 			continue
 		}
 		for _, it := range items {

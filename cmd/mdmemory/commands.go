@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -382,12 +383,35 @@ func printFindings(e *env, findings []memory.Finding) {
 	}
 }
 
-// writeJSON writes v as indented JSON and a newline.
+// writeJSON writes v as indented JSON and a newline. Besides what JSON
+// escapes (the C0 controls, ESC among them), DEL and the C1 controls
+// (U+0080 to U+009F, which some terminals act on as CSI and the like) are
+// written escaped too: the same strings, read by any JSON reader, and
+// nothing a terminal acts on.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	out := b.Bytes()
+	if bytes.IndexByte(out, 0x7f) >= 0 || bytes.IndexByte(out, 0xc2) >= 0 {
+		var e bytes.Buffer
+		for len(out) > 0 {
+			r, n := utf8.DecodeRune(out)
+			if r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+				fmt.Fprintf(&e, `\u%04x`, r)
+			} else {
+				e.Write(out[:n])
+			}
+			out = out[n:]
+		}
+		out = e.Bytes()
+	}
+	_, err := w.Write(out)
+	return err
 }
 
 // budgetLine renders size against budget as a bar:

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -46,7 +49,20 @@ func TestEscapesShownEscaped(t *testing.T) {
 	}
 	require.Contains(t, mdm(t, env, "show", "facts/user.md").ok(t), "- Tab:\tkept\n", "a tab and a newline are kept")
 	require.Contains(t, mdm(t, env, "log", "facts/user.md").ok(t), `agent\x1b[2J`)
-	require.Contains(t, mdm(t, env, "show", "--json", "facts/user.md").ok(t), `\u001b]0;pwned\u0007`, "--json is exact")
+	js := mdm(t, env, "show", "--json", "facts/user.md").ok(t)
+	require.Contains(t, js, `\u001b]0;pwned\u0007`, "--json is exact")
+	require.Contains(t, js, `\u009b6n`, "a C1 control is escaped in JSON too")
+	require.NotContains(t, js, "\u009b")
+	var shown struct{ Content string }
+	require.NoError(t, json.Unmarshal([]byte(js), &shown))
+	require.Equal(t, read(t, dir, "facts/user.md"), shown.Content, "the same string to a JSON reader")
+
+	// What import leaves out, a refusal quoting the line, is escaped too.
+	src := t.TempDir()
+	put(t, src, "USER.md", "- Name: Zhang\x1b[2J San\n")
+	out := mdm(t, map[string]string{dirEnv: sample(t)}, "import", "openclaw", src).ok(t)
+	require.NotContains(t, out, "\x1b")
+	require.Contains(t, out, `Zhang\x1b[2J San`)
 
 	for _, tc := range []struct{ in, want string }{
 		{"plain text, 东京 and é", "plain text, 东京 and é"},
@@ -61,4 +77,25 @@ func TestEscapesShownEscaped(t *testing.T) {
 	}
 	require.Equal(t, "line\nnext\ttab\x5cx1b", printableText("line\nnext\ttab\\x1b"))
 	require.Equal(t, `line\x0d`+"\n", printableText("line\r\n"))
+}
+
+// TestSettingFilesBounded: --token-file and a users file are read within a
+// bound, and one past it is refused as it is read, not loaded whole.
+func TestSettingFilesBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big")
+	f, err := os.Create(big)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(1<<30)) // 1 GiB of zeros, sparse
+	require.NoError(t, f.Close())
+	_, err = readToken(big, func(string) string { return "" })
+	require.ErrorContains(t, err, "more than 4096 bytes")
+	_, err = readUsers(big, "", memory.Options{}, func(string) string { return "" })
+	require.ErrorContains(t, err, "more than 4194304 bytes")
+
+	ok := filepath.Join(dir, "token")
+	require.NoError(t, os.WriteFile(ok, []byte("0123456789abcdef0123\n"), 0o600))
+	tok, err := readToken(ok, func(string) string { return "" })
+	require.NoError(t, err)
+	require.Equal(t, "0123456789abcdef0123", tok)
 }

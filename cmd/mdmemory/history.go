@@ -137,7 +137,7 @@ func printLog(w io.Writer, changes []memory.Change) {
 		if actor == "" {
 			actor = "-"
 		}
-		rows = append(rows, []string{when, c.Op, shownPath(c.Path), actor, short(c.Old) + " -> " + short(c.New)})
+		rows = append(rows, []string{when, printable(c.Op), shownPath(c.Path), actor, short(c.Old) + " -> " + short(c.New)})
 	}
 	table(w, rows)
 	if pending {

@@ -300,7 +300,7 @@ func (e *env) reportImport(format, dir string, items []importItem, applied bool)
 				// In full: what is left out is the person's to bring by hand.
 				fmt.Fprintf(w, "  %s", printable(it.Text))
 			}
-			fmt.Fprintf(w, "\n      %s\n", it.Reason)
+			fmt.Fprintf(w, "\n      %s\n", printable(it.Reason)) // a refusal quotes the line
 		}
 	}
 	verb := "to import"

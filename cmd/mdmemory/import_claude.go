@@ -32,7 +32,9 @@ import (
 // facts/memory.md, keyed by its name; a project note dated by its name or
 // its first words (YYYY-MM-DD) reads as an event, and becomes an entry of
 // its month. Its text comes whole: its paragraphs (and list items) joined
-// into one fact line when it fits in one, else a line a paragraph; a title
+// into one fact line when it fits in one, else a line a paragraph (its
+// description, a summary of that text, is said to be left out, unless the
+// text says it word for word, or is the text of a note with no other); a title
 // (a first "#" heading) is the note's name again, and left. A file with no
 // front matter (the older auto memory's topic files) is a topic file, as
 // in the other layouts; in MEMORY.md and those, a paragraph becomes a line
@@ -57,13 +59,18 @@ func (p *planner) note(from string) {
 	for i := range paras {
 		paras[i].line += bytes.Count(src[:offset], []byte("\n"))
 	}
-	if len(paras) == 0 {
-		if d := oneSpaced(fm["description"]); d != "" {
-			paras = []paragraph{{line: 1, text: d}}
-		} else {
-			p.first = append(p.first, importItem{From: from, Text: name, Reason: "a note with no text: nothing to import"})
-			return
-		}
+	desc := oneSpaced(fm["description"])
+	switch {
+	case len(paras) == 0 && desc != "":
+		paras = []paragraph{{line: fieldLine(src[:offset], "description"), text: desc}}
+	case len(paras) == 0:
+		p.first = append(p.first, importItem{From: from, Text: name, Reason: "a note with no text: nothing to import"})
+		return
+	case desc != "" && !strings.Contains(strings.ToLower(oneSpaced(string(body))), strings.ToLower(desc)):
+		// The text comes, not its summary: said, so that nothing goes
+		// unsaid.
+		p.first = append(p.first, importItem{From: from, Line: fieldLine(src[:offset], "description"), Text: "description: " + desc,
+			Reason: "the note's description, a summary of its text, which is imported: left out (add it with 'mdmemory add' if it says more)"})
 	}
 	if day := eventDay(typ, name, paras[0].text); day != "" {
 		var b strings.Builder
@@ -146,6 +153,17 @@ func frontMatter(src []byte) (map[string]string, []byte, int) {
 		at = next
 	}
 	return map[string]string{}, src, 0 // no closing line: no front matter
+}
+
+// fieldLine is the line of the front matter fm where key is set, 1-based;
+// 1 when none is.
+func fieldLine(fm []byte, key string) int {
+	for i, l := range strings.Split(string(fm), "\n") {
+		if k, _, ok := strings.Cut(l, ":"); ok && strings.EqualFold(strings.TrimSpace(k), key) {
+			return i + 1
+		}
+	}
+	return 1
 }
 
 // paragraph is one block of a note's text, made one line.

@@ -68,7 +68,9 @@ func TestImportClaudeCodeNotes(t *testing.T) {
 		require.Contains(t, left[l], "an index line of a topic file", l)
 	}
 	require.Contains(t, left["project_deploys.md:10"], "a paragraph of 2,000 bytes is no fact line")
-	require.Len(t, res.Left, 5)
+	// A description, a summary of the note's text, is said to be left out.
+	require.Contains(t, left["user_role.md:3"], "the note's description, a summary of its text, which is imported: left out")
+	require.Len(t, res.Left, 9)
 	// The text report shows what is left out in full.
 	out := mdm(t, map[string]string{dirEnv: filepath.Join(t.TempDir(), "memory")}, "import", "claude-code", src).ok(t)
 	require.Contains(t, out, "- Deploys (3/3): "+strings.Repeat("x", maxItemText)+"\n")

@@ -207,7 +207,9 @@ func (c *Client) Floor() float64 { return c.floor }
 // it carries, times the numbers of a vector (Options.Dimensions, or
 // 8,192 when 0), times 32 bytes a number, and some room for the rest. An
 // answer that declares a larger length, or grows past it as it is read,
-// is refused there, and so is a vector of more numbers. A redirect is
+// is refused there. The answer is read a token at a time: its list is
+// refused at the entry past the texts, a vector at the number past the
+// dimensions, before the rest is decoded. A redirect is
 // followed only to the base URL's scheme, host and port: the key (and the
 // texts) go to no other.
 func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error) {
@@ -237,12 +239,193 @@ type request struct {
 	Dimensions int      `json:"dimensions,omitempty"`
 }
 
-type response struct {
-	Data []struct {
-		Index     *int      `json:"index"`
-		Embedding []float32 `json:"embedding"`
-	} `json:"data"`
-	errorBody
+// errShape is an answer whose JSON is not shaped as an embeddings list;
+// errRefused an answer refused for what it holds (more embeddings than
+// texts, a vector of more numbers than asked for), its error saying so.
+var (
+	errShape   = errors.New("not the shape of one")
+	errRefused = errors.New("refused")
+)
+
+// refused is an error saying why an answer was refused, wrapping
+// errRefused.
+func refused(format string, args ...any) error {
+	return fmt.Errorf("openaiembed: "+format+": %w", append(args, errRefused)...)
+}
+
+// decode reads an answer to n texts from dec, one token at a time, so
+// that what it holds is judged as it is read: the embeddings list is
+// refused at its (n+1)th entry, a vector at its number past the
+// dimensions asked for (maxDimensions when none), before the rest is
+// decoded. It returns the vectors by index (nil where none came) and what
+// the answer says of an error.
+func (c *Client) decode(dec *json.Decoder, n int) ([][]float32, errorBody, error) {
+	out := make([][]float32, n)
+	var eb errorBody
+	if err := delim(dec, '{'); err != nil {
+		return nil, eb, err
+	}
+	seen := false
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, eb, err
+		}
+		switch k, _ := key.(string); {
+		case strings.EqualFold(k, "data"):
+			if seen {
+				return nil, eb, fmt.Errorf("two data lists: %w", errShape)
+			}
+			seen = true
+			if err := c.decodeList(dec, out); err != nil {
+				return nil, eb, err
+			}
+		case strings.EqualFold(k, "error"):
+			err = dec.Decode(&eb.Error)
+		case strings.EqualFold(k, "message"):
+			err = dec.Decode(&eb.Message)
+		default:
+			err = skip(dec)
+		}
+		if err != nil {
+			return nil, eb, err
+		}
+	}
+	if err := delim(dec, '}'); err != nil {
+		return nil, eb, err
+	}
+	return out, eb, nil
+}
+
+// decodeList reads the data list into out, refusing its (len(out)+1)th
+// entry.
+func (c *Client) decodeList(dec *json.Decoder, out [][]float32) error {
+	tok, err := dec.Token()
+	if err != nil || tok == nil {
+		return err
+	}
+	if tok != json.Delim('[') {
+		return fmt.Errorf("data is not a list: %w", errShape)
+	}
+	for i := 0; dec.More(); i++ {
+		if i == len(out) {
+			return refused("at least %d embeddings for %d texts", i+1, len(out))
+		}
+		at, v, err := c.decodeEntry(dec, i, len(out))
+		if err != nil {
+			return err
+		}
+		switch {
+		case at < 0 || at >= len(out):
+			return refused("an embedding for index %d of %d texts", at, len(out))
+		case out[at] != nil:
+			return refused("two embeddings for index %d", at)
+		case len(v) == 0:
+			return refused("an empty embedding for index %d", at)
+		}
+		out[at] = v
+	}
+	return delim(dec, ']')
+}
+
+// decodeEntry reads the ith entry of the data list: its index (i when it
+// names none) and its vector, read a number at a time and refused past
+// the dimensions asked for.
+func (c *Client) decodeEntry(dec *json.Decoder, i, n int) (int, []float32, error) {
+	tok, err := dec.Token()
+	if err != nil || tok == nil {
+		return i, nil, err
+	}
+	if tok != json.Delim('{') {
+		return i, nil, fmt.Errorf("an entry of data is not an object: %w", errShape)
+	}
+	at := i
+	var v []float32
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return at, nil, err
+		}
+		switch k, _ := key.(string); {
+		case strings.EqualFold(k, "index"):
+			var idx *int
+			if err := dec.Decode(&idx); err != nil {
+				return at, nil, err
+			}
+			if idx != nil {
+				at = *idx
+			}
+		case strings.EqualFold(k, "embedding"):
+			if v, err = c.decodeVector(dec, at); err != nil {
+				return at, nil, err
+			}
+		default:
+			if err := skip(dec); err != nil {
+				return at, nil, err
+			}
+		}
+	}
+	return at, v, delim(dec, '}')
+}
+
+// decodeVector reads a vector a number at a time, refusing the number
+// past the dimensions asked for (maxDimensions when none).
+func (c *Client) decodeVector(dec *json.Decoder, at int) ([]float32, error) {
+	tok, err := dec.Token()
+	if err != nil || tok == nil {
+		return nil, err
+	}
+	if tok != json.Delim('[') {
+		return nil, fmt.Errorf("an embedding is not a list of numbers: %w", errShape)
+	}
+	v := make([]float32, 0, c.dims)
+	for dec.More() {
+		switch {
+		case len(v) == c.dims && c.dims > 0:
+			return nil, refused("an embedding of more than the %d numbers asked for, for index %d", c.dims, at)
+		case len(v) == maxDimensions:
+			return nil, refused("an embedding of more than %d numbers for index %d, the most taken when no Dimensions are asked for", maxDimensions, at)
+		}
+		var f float32
+		if err := dec.Decode(&f); err != nil {
+			return nil, err
+		}
+		v = append(v, f)
+	}
+	return v, delim(dec, ']')
+}
+
+// delim reads the delimiter want from dec.
+func delim(dec *json.Decoder, want json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok != want {
+		return fmt.Errorf("%v where %v belongs: %w", tok, want, errShape)
+	}
+	return nil
+}
+
+// skip reads a value of no interest from dec, a token at a time, so that
+// a list or object under it is not held whole.
+func skip(dec *json.Decoder) error {
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
 }
 
 // errorBody is what servers say of a refusal: OpenAI's and llama.cpp's
@@ -305,9 +488,9 @@ func (c *Client) embed(ctx context.Context, texts []string) ([][]float32, error)
 	if resp.ContentLength > bound {
 		return nil, tooLarge()
 	}
-	var r response
 	dec := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, bound))
-	if err := dec.Decode(&r); err != nil {
+	out, eb, err := c.decode(dec, len(texts))
+	if err != nil {
 		var over *http.MaxBytesError
 		switch {
 		case errors.As(err, &over):
@@ -319,36 +502,27 @@ func (c *Client) embed(ctx context.Context, texts []string) ([][]float32, error)
 		}
 		var syntax *json.SyntaxError
 		var typ *json.UnmarshalTypeError
-		if errors.As(err, &syntax) || errors.As(err, &typ) || errors.Is(err, io.EOF) {
+		if errors.As(err, &syntax) || errors.As(err, &typ) || errors.Is(err, io.EOF) || errors.Is(err, errShape) {
 			return nil, fmt.Errorf("openaiembed: the response is not an embeddings list: %w", err)
+		}
+		if errors.Is(err, errRefused) {
+			return nil, err
 		}
 		return nil, fmt.Errorf("openaiembed: reading the response: %w", err)
 	}
-	if len(r.Data) == 0 && len(texts) > 0 {
-		if m := r.text(); m != "" {
+	got := 0
+	for _, v := range out {
+		if v != nil {
+			got++
+		}
+	}
+	if got == 0 && len(texts) > 0 {
+		if m := eb.text(); m != "" {
 			return nil, &Error{StatusCode: resp.StatusCode, Message: m}
 		}
 	}
-	if len(r.Data) != len(texts) {
-		return nil, fmt.Errorf("openaiembed: %d embeddings for %d texts", len(r.Data), len(texts))
-	}
-	out := make([][]float32, len(texts))
-	for i, d := range r.Data {
-		at := i
-		if d.Index != nil {
-			at = *d.Index
-		}
-		switch {
-		case at < 0 || at >= len(out):
-			return nil, fmt.Errorf("openaiembed: an embedding for index %d of %d texts", at, len(texts))
-		case out[at] != nil:
-			return nil, fmt.Errorf("openaiembed: two embeddings for index %d", at)
-		case len(d.Embedding) == 0:
-			return nil, fmt.Errorf("openaiembed: an empty embedding for index %d", at)
-		case len(d.Embedding) > dims:
-			return nil, fmt.Errorf("openaiembed: an embedding of %d numbers for index %d, more than the %d asked for", len(d.Embedding), at, dims)
-		}
-		out[at] = d.Embedding
+	if got != len(texts) {
+		return nil, fmt.Errorf("openaiembed: %d embeddings for %d texts", got, len(texts))
 	}
 	return out, nil
 }

@@ -372,7 +372,7 @@ func TestEmbedHugeAnswer(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	_, err = c.Embed(context.Background(), []string{"a"})
 	runtime.ReadMemStats(&after)
-	require.ErrorContains(t, err, "more than 1 vectors of 8192 numbers take: refused")
+	require.ErrorContains(t, err, "an embedding of more than 8192 numbers for index 0, the most taken when no Dimensions are asked for: refused")
 	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "bytes allocated by one Embed of a huge answer")
 	stream.CloseClientConnections()
 
@@ -395,7 +395,45 @@ func TestEmbedHugeAnswer(t *testing.T) {
 	c, err = openaiembed.New(srv.URL+"/v1", "m", &openaiembed.Options{Dimensions: 4})
 	require.NoError(t, err)
 	_, err = c.Embed(context.Background(), []string{"a"})
-	require.ErrorContains(t, err, "an embedding of 5 numbers for index 0, more than the 4 asked for")
+	require.ErrorContains(t, err, "an embedding of more than the 4 numbers asked for, for index 0: refused")
+}
+
+// TestEmbedFloodWithinBound: an answer within the byte bound of 64 texts
+// (some 17 MB) costs a few MB, not what decoding it whole would: a list of
+// millions of empty entries is refused at the 65th, a vector of millions
+// of numbers at the 8,193rd.
+func TestEmbedFloodWithinBound(t *testing.T) {
+	texts := make([]string, 64)
+	for i := range texts {
+		texts[i] = "t"
+	}
+	const size = 16 << 20
+	for _, tc := range []struct {
+		name, head, item, tail, want string
+	}{
+		{"empty entries", `{"data":[`, `{},`, `{}]}`, "an empty embedding for index 0: refused"},
+		{"entries", `{"data":[`, `{"embedding":[1]},`, `{"embedding":[1]}]}`, "at least 65 embeddings for 64 texts: refused"},
+		{"one huge vector", `{"data":[{"index":0,"embedding":[`, `1,`, `1]}]}`, "an embedding of more than 8192 numbers for index 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := []byte(tc.head + strings.Repeat(tc.item, (size-len(tc.head)-len(tc.tail))/len(tc.item)) + tc.tail)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				w.Write(body)
+			}))
+			t.Cleanup(srv.Close)
+			c, err := openaiembed.New(srv.URL+"/v1", "m", nil)
+			require.NoError(t, err)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			_, err = c.Embed(context.Background(), texts)
+			runtime.ReadMemStats(&after)
+			require.ErrorContains(t, err, tc.want)
+			require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4<<20), "bytes allocated by one Embed of a %d-byte answer", len(body))
+			srv.CloseClientConnections()
+		})
+	}
 }
 
 // TestEmbedRedirects: the key never leaves the base URL's scheme, host and

@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -87,4 +89,25 @@ func TestImportNeverBlocks(t *testing.T) {
 	cancel()
 	_, err := importPlan(ctx, "openclaw", src, "", false)
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// TestOpenError: a folder or file that could not be opened is said to be
+// of another kind only when it is; else the open's error is the cause (a
+// folder without permission is no "folder, not a folder").
+func TestOpenError(t *testing.T) {
+	err := openError("memory", fs.ModeDir, true, syscall.EACCES)
+	require.ErrorIs(t, err, fs.ErrPermission)
+	require.False(t, errors.As(err, new(*treeError)), "%v", err)
+	require.Equal(t, "open memory: permission denied", err.Error())
+	err = openError("MEMORY.md", 0, false, syscall.EACCES)
+	require.False(t, errors.As(err, new(*treeError)), "%v", err)
+	err = openError("x", fs.ModeIrregular, true, syscall.ENOENT)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+
+	err = openError("memory", fs.ModeSymlink, true, syscall.ELOOP)
+	require.EqualError(t, err, "memory/ is a symbolic link: not followed, so that nothing outside the tree is read")
+	err = openError("memory", 0, true, syscall.ENOTDIR)
+	require.EqualError(t, err, "memory/ is a file, not a folder: not read")
+	err = openError("MEMORY.md", fs.ModeDir, false, syscall.EISDIR)
+	require.EqualError(t, err, "MEMORY.md is a folder, not a regular file: not read")
 }

@@ -46,3 +46,24 @@ func (e *treeError) Unwrap() error { return e.Err }
 func kindError(path string, mode fs.FileMode, dir bool, err error) error {
 	return &treeError{Path: path, Mode: mode, Dir: dir, Err: err}
 }
+
+// openError is the error of failing to open rel (err), where mode was
+// found standing (fs.ModeIrregular when it could not be looked at): what
+// stands there when it is not what was wanted (a link, a pipe, a file
+// where a folder belongs), else the open's own error (permission denied,
+// say), which is the cause.
+func openError(rel string, mode fs.FileMode, dir bool, err error) error {
+	if mode&fs.ModeIrregular == 0 && !wanted(mode, dir) {
+		return kindError(rel, mode, dir, err)
+	}
+	return &fs.PathError{Op: "open", Path: rel, Err: err}
+}
+
+// wanted reports whether mode is what import opens: a folder when dir
+// is set, else a regular file.
+func wanted(mode fs.FileMode, dir bool) bool {
+	if dir {
+		return mode.IsDir()
+	}
+	return mode.IsRegular()
+}

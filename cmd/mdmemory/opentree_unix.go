@@ -4,6 +4,7 @@ package main
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,13 +39,14 @@ func openBeneath(root, rel string, dir bool) (*os.File, error) {
 			// Say what stands there: a link, a pipe, a file where a
 			// folder belongs.
 			var st unix.Stat_t
-			if serr := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); serr == nil {
-				err = kindError(rel, fileMode(uint32(st.Mode)), i < len(names)-1 || dir, err)
+			var mode fs.FileMode
+			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+				mode = fs.ModeIrregular // unknown: the open's own error
 			} else {
-				err = &os.PathError{Op: "open", Path: rel, Err: err}
+				mode = fileMode(uint32(st.Mode))
 			}
 			unix.Close(fd)
-			return nil, err
+			return nil, openError(rel, mode, i < len(names)-1 || dir, err)
 		}
 		unix.Close(fd)
 		fd = next
@@ -55,7 +57,7 @@ func openBeneath(root, rel string, dir bool) (*os.File, error) {
 		return nil, &os.PathError{Op: "fstat", Path: rel, Err: err}
 	}
 	m := fileMode(uint32(st.Mode))
-	if (dir && !m.IsDir()) || (!dir && !m.IsRegular()) {
+	if !wanted(m, dir) {
 		unix.Close(fd)
 		return nil, kindError(rel, m, dir, errors.New("not opened"))
 	}

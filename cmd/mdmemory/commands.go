@@ -507,21 +507,34 @@ func shownPath(p string) string {
 func printable(s string) string { return escapeControls(s, false) }
 
 // printableText is printable for text of many lines: its newlines and
-// tabs are kept.
+// tabs are kept, and so is a carriage return before a newline (a CRLF
+// line end); a lone one is escaped.
 func printableText(s string) string { return escapeControls(s, true) }
 
-func escapeControls(s string, lines bool) string {
-	shown := func(r rune) bool {
-		return (lines && (r == '\n' || r == '\t')) || !(unicode.IsControl(r) || bidi(r))
+// shownRune reports whether the rune r at s[i:] is shown as it is:
+// printable's rule, with lines (printableText's) newlines, tabs and a CR
+// before LF kept.
+func shownRune(s string, i int, r rune, lines bool) bool {
+	if lines && (r == '\n' || r == '\t' || (r == '\r' && strings.HasPrefix(s[i+1:], "\n"))) {
+		return true
 	}
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || !shown(r) {
-			clean = false
-			break
+	return !(unicode.IsControl(r) || bidi(r))
+}
+
+// needsEscape reports whether s holds anything printable (or with lines,
+// printableText) would escape: the one test of what a terminal would act
+// on, for text and paths alike.
+func needsEscape(s string, lines bool) bool {
+	for i, r := range s {
+		if r == utf8.RuneError || !shownRune(s, i, r, lines) {
+			return true
 		}
 	}
-	if clean {
+	return false
+}
+
+func escapeControls(s string, lines bool) string {
+	if !needsEscape(s, lines) {
 		return s
 	}
 	var b strings.Builder
@@ -530,7 +543,7 @@ func escapeControls(s string, lines bool) string {
 		switch {
 		case r == utf8.RuneError && n <= 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case shown(r):
+		case shownRune(s, i, r, lines):
 			b.WriteString(s[i : i+n])
 		case r < 0x100:
 			fmt.Fprintf(&b, `\x%02x`, r)

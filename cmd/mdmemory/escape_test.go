@@ -76,7 +76,11 @@ func TestEscapesShownEscaped(t *testing.T) {
 		require.Equal(t, tc.want, printable(tc.in), "printable(%q)", tc.in)
 	}
 	require.Equal(t, "line\nnext\ttab\x5cx1b", printableText("line\nnext\ttab\\x1b"))
-	require.Equal(t, `line\x0d`+"\n", printableText("line\r\n"))
+	// A CRLF line end is a line end; a lone CR, which returns to the
+	// line's start to write over it, is escaped.
+	require.Equal(t, "line\r\nnext\r\n", printableText("line\r\nnext\r\n"))
+	require.Equal(t, `over\x0dwritten`+"\r\n"+`end\x0d`, printableText("over\rwritten\r\nend\r"))
+	require.Equal(t, `a\x0d`, printable("a\r\n"[:2]))
 }
 
 // TestSettingFilesBounded: --token-file and a users file are read within a

@@ -487,10 +487,11 @@ func plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
-// shownPath shows a path as it is, or quoted when it holds characters a
-// terminal would act on.
+// shownPath shows a path as it is, or quoted when it holds what printable
+// escapes (needsEscape: control characters, bidirectional marks, bytes
+// that are not UTF-8).
 func shownPath(p string) string {
-	if strings.ContainsFunc(p, unicode.IsControl) || !utf8.ValidString(p) {
+	if needsEscape(p, false) {
 		return strconv.Quote(p)
 	}
 	return p

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -102,4 +103,16 @@ func TestSettingFilesBounded(t *testing.T) {
 	tok, err := readToken(ok, func(string) string { return "" })
 	require.NoError(t, err)
 	require.Equal(t, "0123456789abcdef0123", tok)
+}
+
+// TestShownPathOneRule: a path is quoted when it holds anything printable
+// escapes, a bidirectional mark included, which reordered a file's name on
+// screen.
+func TestShownPathOneRule(t *testing.T) {
+	for _, p := range []string{"notes\u202etxt.md", "a\x1b[2Jb.md", "bad\xff.md", "iso\u2066.md", "c1\u0085.md"} {
+		got := shownPath(p)
+		require.False(t, needsEscape(got, false), "shownPath(%q) = %q", p, got)
+		require.Equal(t, strconv.Quote(p), got)
+	}
+	require.Equal(t, "facts/东京.md", shownPath("facts/东京.md"))
 }

@@ -406,7 +406,10 @@ func importPlan(ctx context.Context, format, dir, agent string, world bool) ([]i
 // link, or no folder, is left out, and said so in left.
 func agnxFolders(dir, agent string, left *[]importItem) (own, shared string, err error) {
 	if agent != "" {
-		own = path.Join("agents", agent)
+		if !oneName(agent) {
+			return "", "", usageErr{fmt.Sprintf("--agent %s: give an agent's folder name, one name beneath agents/ (no /, not . or ..)", printable(agent))}
+		}
+		own = "agents/" + agent
 	} else if isDir(dir, "agents", left) && !exists(filepath.Join(dir, "MEMORY.md")) {
 		f, err := openBeneath(dir, "agents", true)
 		if err != nil {

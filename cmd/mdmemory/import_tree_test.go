@@ -111,3 +111,26 @@ func TestOpenError(t *testing.T) {
 	err = openError("MEMORY.md", fs.ModeDir, false, syscall.EISDIR)
 	require.EqualError(t, err, "MEMORY.md is a folder, not a regular file: not read")
 }
+
+// TestImportAgentOneName: --agent names one folder beneath agents/, and
+// openBeneath takes no step up: "..", "." or a path would have read a
+// folder outside the tree (agents/../.. is the tree's parent).
+func TestImportAgentOneName(t *testing.T) {
+	parent := t.TempDir()
+	put(t, parent, "MEMORY.md", "- Not the agent's: the parent's\n")
+	agnx := filepath.Join(parent, "agnx")
+	put(t, agnx, "agents/a1/MEMORY.md", "- Editor: helix\n")
+	env := map[string]string{dirEnv: filepath.Join(t.TempDir(), "memory")}
+	for _, agent := range []string{"..", ".", "../..", "a1/../..", "a/b"} {
+		r := mdm(t, env, "import", "agnx", "--agent", agent, agnx)
+		require.Equal(t, 2, r.code, "a usage error")
+		require.Contains(t, r.stderr, "give an agent's folder name, one name beneath agents/", agent)
+		require.NotContains(t, r.stdout, "parent's")
+	}
+	for _, rel := range []string{"agents/..", "..", "agents/./a1", "agents//a1"} {
+		_, err := openBeneath(agnx, rel, true)
+		require.ErrorContains(t, err, "not beneath the folder", rel)
+	}
+	res := importJSON(t, env, "agnx", agnx, "--agent", "a1")
+	require.Equal(t, []string{"facts/memory.md <- agents/a1/MEMORY.md:1 - Editor: helix"}, moved(res.Imported))
+}

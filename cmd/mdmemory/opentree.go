@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 )
 
 // treeError is what openBeneath found where a folder or a file of an
@@ -66,4 +68,16 @@ func wanted(mode fs.FileMode, dir bool) bool {
 		return mode.IsDir()
 	}
 	return mode.IsRegular()
+}
+
+// oneName reports whether name is one name of a folder's entries: not
+// empty, without a slash (or on Windows a backslash), not "." or "..",
+// which name no entry beneath.
+func oneName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, `/\`)
+}
+
+// nameError is the error of rel, whose name is no one name (oneName).
+func nameError(rel string) error {
+	return &fs.PathError{Op: "open", Path: rel, Err: errors.New("a name of the path is empty, . or ..: not beneath the folder")}
 }

@@ -24,6 +24,9 @@ func openBeneath(root, rel string, dir bool) (*os.File, error) {
 		names = strings.Split(rel, "/")
 	}
 	for i, name := range names {
+		if !oneName(name) {
+			return nil, nameError(rel)
+		}
 		at = filepath.Join(at, name)
 		fi, err := os.Lstat(at)
 		if err != nil {

@@ -30,6 +30,10 @@ func openBeneath(root, rel string, dir bool) (*os.File, error) {
 		names = strings.Split(rel, "/")
 	}
 	for i, name := range names {
+		if !oneName(name) {
+			unix.Close(fd)
+			return nil, nameError(rel)
+		}
 		f := flags | unix.O_NOFOLLOW
 		if i < len(names)-1 || dir {
 			f |= unix.O_DIRECTORY

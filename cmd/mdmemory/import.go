@@ -50,7 +50,7 @@ type importItem struct {
 	From   string `json:"from"`           // the file in the tree, slash-separated
 	Line   int    `json:"line,omitempty"` // its line; 0 for the whole file
 	To     string `json:"to,omitempty"`   // where it goes in the memory
-	Text   string `json:"text"`           // its first line, to show
+	Text   string `json:"text"`           // its first line, to show; what the library refused, in full
 	Reason string `json:"reason,omitempty"`
 
 	entry   string // what is appended (or persona.md's text)
@@ -184,6 +184,9 @@ func (e *env) runImport(ctx context.Context, items []importItem, apply bool) err
 				return err // the host failed: stop, and say so
 			}
 			it.Reason = strings.Join(strings.Fields(personalHint(me)), " ")
+			// Refused: the entry in full, for the person to bring by hand
+			// (a daily log's or a note's entry showed only its heading).
+			it.Text = cmp.Or(it.entry, it.Text)
 		}
 	}
 	return nil
@@ -296,9 +299,15 @@ func (e *env) reportImport(format, dir string, items []importItem, applied bool)
 		fmt.Fprintf(w, "\n%s:\n", paint(e.color, yellow, "Left out"))
 		for _, it := range left {
 			fmt.Fprintf(w, "  %s", where(it))
-			if it.Text != "" {
+			switch text := strings.TrimRight(it.Text, "\n"); {
+			case strings.Contains(text, "\n"):
+				// An entry of many lines: under it, each line indented.
+				for l := range strings.Lines(printableText(text)) {
+					fmt.Fprintf(w, "\n%s", strings.TrimRight("        "+strings.TrimSuffix(l, "\n"), " "))
+				}
+			case text != "":
 				// In full: what is left out is the person's to bring by hand.
-				fmt.Fprintf(w, "  %s", printable(it.Text))
+				fmt.Fprintf(w, "  %s", printable(text))
 			}
 			fmt.Fprintf(w, "\n      %s\n", printable(it.Reason)) // a refusal quotes the line
 		}

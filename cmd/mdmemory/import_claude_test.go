@@ -99,3 +99,22 @@ func TestFrontMatter(t *testing.T) {
 		require.Equal(t, tc.src[offset:], string(body), tc.src)
 	}
 }
+
+// TestImportRefusedEntryInFull: a dated entry the library refuses (of a
+// daily log, or of a Claude Code project note) is listed with its text in
+// full, escaped, where only its heading was: the person brings it by hand.
+func TestImportRefusedEntryInFull(t *testing.T) {
+	src := t.TempDir()
+	put(t, src, "project_freeze.md", "---\nname: 2026-03-05 freeze\ntype: project\n---\n\nThe freeze begins.\n\n```go\nunclosed \x1b[2J code\n")
+	env := map[string]string{dirEnv: filepath.Join(t.TempDir(), "memory")}
+	out := mdm(t, env, "import", "claude-code", src).ok(t)
+	require.Contains(t, out, "  project_freeze.md:6\n        ## 2026-03-05 freeze\n        - Date: 2026-03-05\n\n        The freeze begins.\n\n        ```go unclosed \\x1b[2J code\n      the entry ends inside an open block")
+	require.NotContains(t, out, "\x1b")
+
+	logs := t.TempDir()
+	put(t, logs, "memory/2026-02-26.md", "## Fence day\nSome text\n```\nunclosed\n")
+	res := importJSON(t, env, "openclaw", logs)
+	require.Len(t, res.Left, 1)
+	require.Equal(t, "## Fence day\n- Date: 2026-02-26\n\nSome text\n```\nunclosed\n", res.Left[0].Text)
+	require.Contains(t, res.Left[0].Reason, "the entry ends inside an open block")
+}

@@ -19,13 +19,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/mdmemory/memory/internal/origin"
 )
 
 // DefaultBatchSize is the number of texts one request carries when
@@ -149,7 +150,7 @@ func New(baseURL, model string, opts *Options) (*Client, error) {
 // a person's memory.
 func sameOrigin(base *url.URL, next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
-		if !strings.EqualFold(req.URL.Scheme, base.Scheme) || !strings.EqualFold(hostPort(req.URL), hostPort(base)) {
+		if !origin.Same(req.URL, base) {
 			return fmt.Errorf("the server redirected the request to %s://%s, another scheme, host or port than %s://%s: not followed, so that the key and the texts go nowhere else", req.URL.Scheme, req.URL.Host, base.Scheme, base.Host)
 		}
 		if next != nil {
@@ -160,16 +161,6 @@ func sameOrigin(base *url.URL, next func(*http.Request, []*http.Request) error) 
 		}
 		return nil
 	}
-}
-
-// hostPort is u's host and port, the scheme's default port when it names
-// none.
-func hostPort(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
-	}
-	return net.JoinHostPort(u.Hostname(), port)
 }
 
 // responseBound is the size in bytes an answer to n texts may have, for

@@ -7,9 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -20,6 +18,7 @@ import (
 	"github.com/aws/smithy-go/logging"
 
 	"github.com/mdmemory/memory"
+	"github.com/mdmemory/memory/internal/origin"
 	"github.com/mdmemory/memory/s3store"
 )
 
@@ -246,18 +245,9 @@ func sameOriginRedirect(req *http.Request, via []*http.Request) error {
 	first := via[0].URL
 	switch {
 	case req.Response == nil || (req.Response.StatusCode != http.StatusTemporaryRedirect && req.Response.StatusCode != http.StatusPermanentRedirect),
-		!strings.EqualFold(req.URL.Scheme, first.Scheme), !strings.EqualFold(originHost(req.URL), originHost(first)),
+		!origin.Same(req.URL, first),
 		len(via) >= 10:
 		return http.ErrUseLastResponse
 	}
 	return nil
-}
-
-// originHost is u's host and port, the scheme's port when it names none.
-func originHost(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
-	}
-	return net.JoinHostPort(u.Hostname(), port)
 }

@@ -76,6 +76,13 @@ var _ memory.Backend = (*Backend)(nil)
 // missing final "/" is added. A prefix that starts with "/" or has an empty,
 // "." or ".." segment is refused. New makes no request: a bucket that does
 // not exist, or credentials that do not work, show on first use.
+//
+// The client's redirects are the caller's to bound: the SDK follows a 307
+// or 308 to any address, and Go's HTTP client keeps the signed
+// Authorization header on one to the same host under another scheme or
+// port, so give it an http.Client whose CheckRedirect follows a redirect
+// only within the endpoint's scheme, host and port, as the mdmemory
+// command does.
 func New(client *s3.Client, bucket, prefix string) (*Backend, error) {
 	if client == nil {
 		return nil, errors.New("s3store: nil client")

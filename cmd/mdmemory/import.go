@@ -656,8 +656,8 @@ func (p *planner) lines(from, to string, out []importItem) []importItem {
 		case !slices.ContainsFunc(items, func(it markdown.Item) bool { return it.Start == at }) && p.prose:
 			// A paragraph: one line, whole.
 			fact := "- " + oneSpaced(text)
-			if len(fact) > maxItemText {
-				out = append(out, importItem{From: from, Line: line, Text: oneSpaced(text), Reason: fmt.Sprintf("a paragraph of %s bytes is no fact line: condense it and add it with 'mdmemory add'", thousands(int64(len(text))))})
+			if why := paragraphTooLong(fact); why != "" {
+				out = append(out, importItem{From: from, Line: line, Text: fact, Reason: why})
 			} else {
 				out = append(out, importItem{From: from, Line: line, To: to, Text: fact, entry: fact})
 			}
@@ -684,6 +684,17 @@ func (p *planner) lines(from, to string, out []importItem) []importItem {
 		}
 	}
 	return out
+}
+
+// paragraphTooLong says why the fact line a paragraph made, line, is
+// none: longer than a fact line holds (maxItemText); "" when it fits. The
+// one rule for a paragraph of MEMORY.md and of a Claude Code note alike,
+// measured on the line as it would be written.
+func paragraphTooLong(line string) string {
+	if len(line) <= maxItemText {
+		return ""
+	}
+	return fmt.Sprintf("a paragraph whose line is %s bytes, more than the %s of a fact line: condense it and add it with 'mdmemory add'", thousands(int64(len(line))), thousands(maxItemText))
 }
 
 // factLine makes a list item one fact line: "- " and its first line, with

@@ -97,8 +97,8 @@ func (p *planner) note(from string) {
 	}
 	for i, pa := range paras {
 		line := fmt.Sprintf("- %s (%d/%d): %s", key, i+1, len(paras), pa.text)
-		if len(line) > maxItemText {
-			p.first = append(p.first, importItem{From: from, Line: pa.line, Text: line, Reason: fmt.Sprintf("a paragraph of %s bytes is no fact line: condense it and add it with 'mdmemory add'", thousands(int64(len(pa.text))))})
+		if why := paragraphTooLong(line); why != "" {
+			p.first = append(p.first, importItem{From: from, Line: pa.line, Text: line, Reason: why})
 			continue
 		}
 		p.first = append(p.first, importItem{From: from, Line: pa.line, To: to, Text: line, entry: line})

@@ -67,7 +67,7 @@ func TestImportClaudeCodeNotes(t *testing.T) {
 	for _, l := range []string{"MEMORY.md:1", "MEMORY.md:2", "MEMORY.md:3", "MEMORY.md:4"} {
 		require.Contains(t, left[l], "an index line of a topic file", l)
 	}
-	require.Contains(t, left["project_deploys.md:10"], "a paragraph of 2,000 bytes is no fact line")
+	require.Contains(t, left["project_deploys.md:10"], "a paragraph whose line is 2,017 bytes, more than the 2,000 of a fact line")
 	// A description, a summary of the note's text, is said to be left out.
 	require.Contains(t, left["user_role.md:3"], "the note's description, a summary of its text, which is imported: left out")
 	require.Len(t, res.Left, 9)
@@ -117,4 +117,18 @@ func TestImportRefusedEntryInFull(t *testing.T) {
 	require.Len(t, res.Left, 1)
 	require.Equal(t, "## Fence day\n- Date: 2026-02-26\n\nSome text\n```\nunclosed\n", res.Left[0].Text)
 	require.Contains(t, res.Left[0].Reason, "the entry ends inside an open block")
+}
+
+// TestImportParagraphBound: a paragraph of MEMORY.md and one of a note are
+// judged by one rule, on the fact line each would make, and the length
+// said is that line's.
+func TestImportParagraphBound(t *testing.T) {
+	src := t.TempDir()
+	para := strings.Repeat("y", maxItemText-1) // "- " makes it 2,001 bytes
+	put(t, src, "MEMORY.md", "# Memory\n\n"+para+"\n\n"+strings.Repeat("z  ", 900)+"\n")
+	res := importJSON(t, map[string]string{dirEnv: filepath.Join(t.TempDir(), "memory")}, "claude-code", src)
+	left := leftOut(res.Left)
+	require.Equal(t, "a paragraph whose line is 2,001 bytes, more than the 2,000 of a fact line: condense it and add it with 'mdmemory add'", left["MEMORY.md:3"])
+	require.Equal(t, "- "+para, res.Left[0].Text)
+	require.Len(t, res.Left, 1, "a paragraph of 2,700 bytes whose line is 1,801 fits")
 }

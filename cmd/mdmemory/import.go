@@ -92,7 +92,8 @@ does, with its refusals (a line worded as temporary, a fact already there,
 a budget full) and its bounds. What does not fit is listed with the reason:
 text that is no list item in a file of facts, a refusal, a file over 1 MiB,
 a file the layout does not know, a link (never followed, a folder's
-included), a named pipe or a device (never waited on). Without --apply, a dry run: the same
+included), a named pipe or a device (never opened), a folder on another
+file system (a mount: never entered). Without --apply, a dry run: the same
 judgement on a scratch copy of the memory's facts, and nothing written.
 
 With --json: {"format", "dir", "applied", "imported": [{"from", "line",
@@ -349,12 +350,18 @@ func cut(s string, n int) string {
 // goes where: persona first, then the facts about the person, the other
 // facts, the topics, and the daily logs oldest first.
 //
-// It opens the tree's folders and files without following a link and
-// without blocking (openBeneath), and says what it left out and why: a
-// link, a named pipe or a device where a folder or a file belongs. It
-// stops when ctx ends.
+// It opens the folder dir once, and the tree's folders and files beneath
+// it without following a link and without blocking (treeDir), and says
+// what it left out and why: a link, a named pipe or a device where a
+// folder or a file belongs, a folder on another file system. It stops when
+// ctx ends.
 func importPlan(ctx context.Context, format, dir, agent string, world bool) ([]importItem, error) {
-	p := &planner{ctx: ctx, root: dir, world: world}
+	tree, err := openTree(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer tree.Close()
+	p := &planner{ctx: ctx, root: dir, tree: tree, world: world}
 	switch format {
 	case "openclaw":
 		p.folder("", map[string]func(string){
@@ -370,7 +377,7 @@ func importPlan(ctx context.Context, format, dir, agent string, world bool) ([]i
 			"MEMORY.md": p.facts("facts/memory.md"),
 		}, "")
 	case "agnx":
-		own, shared, err := agnxFolders(dir, agent, &p.first)
+		own, shared, err := agnxFolders(tree, dir, agent, &p.first)
 		if err != nil {
 			return nil, err
 		}
@@ -413,14 +420,14 @@ func importPlan(ctx context.Context, format, dir, agent string, world bool) ([]i
 // agnxFolders finds an agnx tree's agent folder and shared world folder
 // (relative to dir; "" for the root, and for none). A folder that is a
 // link, or no folder, is left out, and said so in left.
-func agnxFolders(dir, agent string, left *[]importItem) (own, shared string, err error) {
+func agnxFolders(tree *treeDir, dir, agent string, left *[]importItem) (own, shared string, err error) {
 	if agent != "" {
 		if !oneName(agent) {
 			return "", "", usageErr{fmt.Sprintf("--agent %s: give an agent's folder name, one name beneath agents/ (no /, not . or ..)", printable(agent))}
 		}
 		own = "agents/" + agent
-	} else if isDir(dir, "agents", left) && !exists(filepath.Join(dir, "MEMORY.md")) {
-		f, err := openBeneath(dir, "agents", true)
+	} else if isDir(tree, "agents", left) && !exists(filepath.Join(dir, "MEMORY.md")) {
+		f, err := tree.openDir("agents")
 		if err != nil {
 			return "", "", err
 		}
@@ -447,23 +454,23 @@ func agnxFolders(dir, agent string, left *[]importItem) (own, shared string, err
 			return "", "", usageErr{fmt.Sprintf("%s holds %d agents (%s): name one with --agent ID", dir, len(ids), strings.Join(ids, ", "))}
 		}
 	}
-	if own != "" && !isDir(dir, own, nil) {
-		if _, err := openBeneath(dir, own, true); errors.As(err, new(*treeError)) {
+	if own != "" && !isDir(tree, own, nil) {
+		if _, err := tree.openDir(own); errors.As(err, new(*treeError)) {
 			return "", "", fmt.Errorf("%s: %s", dir, oneLine(err))
 		}
 		return "", "", fmt.Errorf("%s has no folder %s", dir, own)
 	}
-	if isDir(dir, "world", left) {
+	if isDir(tree, "world", left) {
 		shared = "world"
 	}
 	return own, shared, nil
 }
 
-// isDir reports whether rel beneath root is a folder, opened as import
-// opens one (openBeneath). What stands there that is not a folder is said
-// in left, when left is not nil.
-func isDir(root, rel string, left *[]importItem) bool {
-	f, err := openBeneath(root, rel, true)
+// isDir reports whether rel beneath tree is a folder, opened as import
+// opens one (treeDir.openDir). What stands there that is not a folder is
+// said in left, when left is not nil.
+func isDir(tree *treeDir, rel string, left *[]importItem) bool {
+	f, err := tree.openDir(rel)
 	if err != nil {
 		if left != nil && errors.As(err, new(*treeError)) {
 			*left = append(*left, importItem{From: rel + "/", Reason: oneLine(err)})
@@ -482,7 +489,9 @@ func exists(p string) bool {
 // planner collects what import moves.
 type planner struct {
 	ctx    context.Context
-	root   string
+	root   string   // the tree's folder, as named
+	tree   *treeDir // that folder, open
+	at     *treeDir // the folder whose files are being looked at
 	world  bool
 	prose  bool         // a paragraph of a file of facts becomes a line, not left out (claude-code)
 	notes  bool         // a topic file is a note with front matter (claude-code: note)
@@ -508,7 +517,7 @@ func (p *planner) folder(rel string, known map[string]func(string), other string
 		p.err = err
 		return
 	}
-	f, err := openBeneath(p.root, rel, true)
+	f, err := p.tree.openDir(rel)
 	var te *treeError
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && rel != "":
@@ -521,6 +530,7 @@ func (p *planner) folder(rel string, known map[string]func(string), other string
 		return
 	}
 	defer f.Close()
+	p.at = f
 	var ents []fs.DirEntry
 	for len(ents) <= maxImportFiles {
 		batch, err := f.ReadDir(256)
@@ -577,11 +587,12 @@ func isDay(s string) bool {
 	return err == nil && len(s) == 10
 }
 
-// read reads a file of the tree, at most maxInput bytes, or records why
-// it is left out and returns nil.
+// read reads a file of the folder being looked at (the handle its name
+// was listed from), at most maxInput bytes, or records why it is left out
+// and returns nil.
 func (p *planner) read(from string, into *[]importItem) []byte {
 	var b []byte
-	f, err := openBeneath(p.root, from, false)
+	f, err := p.at.openFile(path.Base(from))
 	if err == nil {
 		b, err = io.ReadAll(io.LimitReader(f, maxInput+1))
 		f.Close()

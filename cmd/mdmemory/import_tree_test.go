@@ -113,7 +113,7 @@ func TestOpenError(t *testing.T) {
 }
 
 // TestImportAgentOneName: --agent names one folder beneath agents/, and
-// openBeneath takes no step up: "..", "." or a path would have read a
+// the tree takes no step up: "..", "." or a path would have read a
 // folder outside the tree (agents/../.. is the tree's parent).
 func TestImportAgentOneName(t *testing.T) {
 	parent := t.TempDir()
@@ -127,8 +127,11 @@ func TestImportAgentOneName(t *testing.T) {
 		require.Contains(t, r.stderr, "give an agent's folder name, one name beneath agents/", agent)
 		require.NotContains(t, r.stdout, "parent's")
 	}
+	tree, err := openTree(agnx)
+	require.NoError(t, err)
+	defer tree.Close()
 	for _, rel := range []string{"agents/..", "..", "agents/./a1", "agents//a1"} {
-		_, err := openBeneath(agnx, rel, true)
+		_, err := tree.openDir(rel)
 		require.ErrorContains(t, err, "not beneath the folder", rel)
 	}
 	res := importJSON(t, env, "agnx", agnx, "--agent", "a1")

@@ -7,19 +7,23 @@ import (
 	"strings"
 )
 
-// treeError is what openBeneath found where a folder or a file of an
+// treeError is what a treeDir found where a folder or a file of an
 // import's tree belongs, and did not open.
 type treeError struct {
-	Path string      // the path beneath the tree's root
-	Mode fs.FileMode // what stands there: its type bits
-	Dir  bool        // a folder was wanted
-	Err  error
+	Path  string      // the path beneath the tree's root
+	Mode  fs.FileMode // what stands there: its type bits
+	Dir   bool        // a folder was wanted
+	Mount bool        // a folder on another file system than the tree's root
+	Err   error
 }
 
 func (e *treeError) Error() string {
 	p := e.Path
 	if e.Dir {
 		p += "/"
+	}
+	if e.Mount {
+		return fmt.Sprintf("%s is on another file system than the folder imported (a mount): not read, so that import stays on the tree's own and waits on none that does not answer", p)
 	}
 	what := "a file"
 	switch m := e.Mode; {
@@ -75,6 +79,22 @@ func wanted(mode fs.FileMode, dir bool) bool {
 // which name no entry beneath.
 func oneName(name string) bool {
 	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, `/\`)
+}
+
+// errNotOpened is the error beneath a treeError: what stood there was
+// looked at, and not opened.
+var errNotOpened = errors.New("not opened")
+
+// errReplaced is the error of a file or folder replaced between being
+// looked at and opened.
+var errReplaced = errors.New("replaced while it was opened: not read")
+
+// splitRel is rel's names; none for "".
+func splitRel(rel string) []string {
+	if rel == "" {
+		return nil
+	}
+	return strings.Split(rel, "/")
 }
 
 // nameError is the error of rel, whose name is no one name (oneName).

@@ -3,69 +3,116 @@
 package main
 
 import (
-	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
 
-// openBeneath opens rel, a slash-separated path beneath the folder root
-// (which the person named, and which is followed if it is a link), one
-// name at a time with openat: without following a symbolic link at any
-// step, and without blocking (O_NONBLOCK: a named pipe where a folder or a
-// file belongs is refused, not waited on). What it opens is then checked
-// on the open file (fstat): a folder when dir is set, else a regular
-// file. Its error is a *treeError that says what stood there.
-func openBeneath(root, rel string, dir bool) (*os.File, error) {
-	const flags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC
-	fd, err := unix.Open(root, flags|unix.O_DIRECTORY, 0)
+// treeDir is an open folder of an import's tree: what import reads is
+// opened beneath it, one name at a time (openat), so that a folder renamed
+// or replaced meanwhile, the tree's root included, is not read in its
+// place. Nothing is followed: a link, a named pipe, a device or a socket
+// where a folder or a file belongs is looked at without being opened
+// (lookAndOpen), and refused; so is a folder on another file system than
+// the root's (a mount, which may not answer).
+type treeDir struct {
+	f    *os.File
+	dev  uint64 // the device of the tree's root
+	root string // the tree's root, as named
+	rel  string // this folder beneath it, slash-separated; "" for the root
+}
+
+// openTree opens the folder root, which the person named (and which is
+// followed if it is a link).
+func openTree(root string) (*treeDir, error) {
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: root, Err: err}
-	}
-	var names []string
-	if rel != "" {
-		names = strings.Split(rel, "/")
-	}
-	for i, name := range names {
-		if !oneName(name) {
-			unix.Close(fd)
-			return nil, nameError(rel)
-		}
-		f := flags | unix.O_NOFOLLOW
-		if i < len(names)-1 || dir {
-			f |= unix.O_DIRECTORY
-		}
-		next, err := unix.Openat(fd, name, f, 0)
-		if err != nil {
-			// Say what stands there: a link, a pipe, a file where a
-			// folder belongs.
-			var st unix.Stat_t
-			var mode fs.FileMode
-			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-				mode = fs.ModeIrregular // unknown: the open's own error
-			} else {
-				mode = fileMode(uint32(st.Mode))
-			}
-			unix.Close(fd)
-			return nil, openError(rel, mode, i < len(names)-1 || dir, err)
-		}
-		unix.Close(fd)
-		fd = next
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return nil, &os.PathError{Op: "fstat", Path: rel, Err: err}
+		return nil, &os.PathError{Op: "fstat", Path: root, Err: err}
 	}
-	m := fileMode(uint32(st.Mode))
-	if !wanted(m, dir) {
-		unix.Close(fd)
-		return nil, kindError(rel, m, dir, errors.New("not opened"))
+	return &treeDir{f: os.NewFile(uintptr(fd), root), dev: uint64(st.Dev), root: root}, nil
+}
+
+// Close closes the folder.
+func (d *treeDir) Close() error { return d.f.Close() }
+
+// ReadDir reads the folder's entries as os.File.ReadDir does.
+func (d *treeDir) ReadDir(n int) ([]fs.DirEntry, error) { return d.f.ReadDir(n) }
+
+// openDir opens the folder rel beneath d; "" opens d again.
+func (d *treeDir) openDir(rel string) (*treeDir, error) {
+	fd, err := d.open(rel, true)
+	if err != nil {
+		return nil, err
 	}
-	return os.NewFile(uintptr(fd), filepath.Join(root, filepath.FromSlash(rel))), nil
+	full := path.Join(d.rel, rel)
+	return &treeDir{f: os.NewFile(uintptr(fd), filepath.Join(d.root, filepath.FromSlash(full))), dev: d.dev, root: d.root, rel: full}, nil
+}
+
+// openFile opens the regular file rel beneath d.
+func (d *treeDir) openFile(rel string) (*os.File, error) {
+	fd, err := d.open(rel, false)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(d.root, filepath.FromSlash(path.Join(d.rel, rel)))), nil
+}
+
+// open opens rel beneath d a name at a time, each a folder but the last,
+// which is a folder when dir is set, else a regular file. Its error is a
+// *treeError that says what stood there, or the open's own.
+func (d *treeDir) open(rel string, dir bool) (int, error) {
+	full := path.Join(d.rel, rel)
+	names := splitRel(rel)
+	if len(names) == 0 {
+		names = []string{"."} // d itself, opened again
+	}
+	cur, own := int(d.f.Fd()), false
+	defer func() {
+		if own {
+			unix.Close(cur)
+		}
+	}()
+	for i, name := range names {
+		if !oneName(name) && (name != "." || rel != "") {
+			return -1, nameError(full)
+		}
+		wantDir := i < len(names)-1 || dir
+		fd, mode, dev, err := lookAndOpen(cur, name, wantDir)
+		if err != nil {
+			return -1, openError(full, mode, wantDir, err)
+		}
+		if mode.IsDir() && dev != d.dev {
+			unix.Close(fd)
+			return -1, &treeError{Path: path.Join(d.rel, path.Join(names[:i+1]...)), Mode: mode, Dir: true, Mount: true, Err: errNotOpened}
+		}
+		if own {
+			unix.Close(cur)
+		}
+		cur, own = fd, true
+	}
+	own = false
+	return cur, nil
+}
+
+// sameFile checks that fd is the file st was of: not replaced between
+// being looked at and opened.
+func sameFile(fd int, st *unix.Stat_t) error {
+	var now unix.Stat_t
+	if err := unix.Fstat(fd, &now); err != nil {
+		return err
+	}
+	if now.Dev != st.Dev || now.Ino != st.Ino {
+		return errReplaced
+	}
+	return nil
 }
 
 // fileMode is the type bits of a stat's mode as an fs.FileMode.

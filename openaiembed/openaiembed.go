@@ -234,7 +234,7 @@ type request struct {
 // errRefused an answer refused for what it holds (more embeddings than
 // texts, a vector of more numbers than asked for), its error saying so.
 var (
-	errShape   = errors.New("not the shape of one")
+	errShape   = errors.New("not the JSON of one")
 	errRefused = errors.New("refused")
 )
 
@@ -370,6 +370,7 @@ func (c *Client) decodeVector(dec *json.Decoder, at int) ([]float32, error) {
 		return nil, fmt.Errorf("an embedding is not a list of numbers: %w", errShape)
 	}
 	v := make([]float32, 0, c.dims)
+	var f float32 // one, for Decode: not one allocation a number
 	for dec.More() {
 		switch {
 		case len(v) == c.dims && c.dims > 0:
@@ -377,7 +378,6 @@ func (c *Client) decodeVector(dec *json.Decoder, at int) ([]float32, error) {
 		case len(v) == maxDimensions:
 			return nil, refused("an embedding of more than %d numbers for index %d, the most taken when no Dimensions are asked for", maxDimensions, at)
 		}
-		var f float32
 		if err := dec.Decode(&f); err != nil {
 			return nil, err
 		}

@@ -500,3 +500,35 @@ func TestEmbedRedirects(t *testing.T) {
 	require.Equal(t, [][]float32{{1, 2}}, got)
 	require.Equal(t, 1, asked)
 }
+
+// BenchmarkEmbedAnswer: one request of 64 texts answered with vectors of
+// 1,536 numbers (text-embedding-3-small's), the answer decoded a token at
+// a time as it is read.
+func BenchmarkEmbedAnswer(b *testing.B) {
+	vec := make([]float32, 1536)
+	for i := range vec {
+		vec[i] = float32(i%97) / 97.123
+	}
+	data := make([]map[string]any, 64)
+	texts := make([]string, 64)
+	for i := range data {
+		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": vec}
+		texts[i] = "t"
+	}
+	body, err := json.Marshal(map[string]any{"object": "list", "data": data, "model": "m", "usage": map[string]int{"prompt_tokens": 64}})
+	require.NoError(b, err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Write(body)
+	}))
+	b.Cleanup(srv.Close)
+	c, err := openaiembed.New(srv.URL+"/v1", "m", &openaiembed.Options{Dimensions: 1536})
+	require.NoError(b, err)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Embed(context.Background(), texts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

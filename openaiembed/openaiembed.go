@@ -369,13 +369,13 @@ func (c *Client) decodeVector(dec *json.Decoder, at int) ([]float32, error) {
 	if tok != json.Delim('[') {
 		return nil, fmt.Errorf("an embedding is not a list of numbers: %w", errShape)
 	}
-	v := make([]float32, 0, c.dims)
+	v := make([]float32, 0, min(c.dims, maxDimensions))
 	var f float32 // one, for Decode: not one allocation a number
 	for dec.More() {
 		switch {
-		case len(v) == c.dims && c.dims > 0:
+		case c.dims > 0 && len(v) == c.dims:
 			return nil, refused("an embedding of more than the %d numbers asked for, for index %d", c.dims, at)
-		case len(v) == maxDimensions:
+		case c.dims == 0 && len(v) == maxDimensions:
 			return nil, refused("an embedding of more than %d numbers for index %d, the most taken when no Dimensions are asked for", maxDimensions, at)
 		}
 		if err := dec.Decode(&f); err != nil {

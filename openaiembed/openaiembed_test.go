@@ -396,6 +396,18 @@ func TestEmbedHugeAnswer(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Embed(context.Background(), []string{"a"})
 	require.ErrorContains(t, err, "an embedding of more than the 4 numbers asked for, for index 0: refused")
+
+	// More dimensions asked for than the most taken when none are: a vector
+	// of them is taken.
+	long := strings.TrimSuffix(strings.Repeat("1,", openaiembed.MaxDimensions+1), ",")
+	srv = newServer(t, func(w http.ResponseWriter, _ embedRequest) {
+		io.WriteString(w, `{"data":[{"index":0,"embedding":[`+long+`]}]}`)
+	})
+	c, err = openaiembed.New(srv.URL+"/v1", "m", &openaiembed.Options{Dimensions: openaiembed.MaxDimensions + 1})
+	require.NoError(t, err)
+	vs, err := c.Embed(context.Background(), []string{"a"})
+	require.NoError(t, err)
+	require.Len(t, vs[0], openaiembed.MaxDimensions+1)
 }
 
 // TestEmbedFloodWithinBound: an answer within the byte bound of 64 texts

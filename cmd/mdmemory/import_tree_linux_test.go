@@ -103,3 +103,32 @@ func TestTreeKeepsItsRoot(t *testing.T) {
 	n, _ := f.Read(b)
 	require.Equal(t, "- the first tree\n", string(b[:n]))
 }
+
+// TestImportEntersNoMount: a folder of the layout that is a mount (here a
+// tmpfs; a network or FUSE one may not answer) is left out, and said so,
+// without being opened. It needs the right to mount, and is skipped
+// without it.
+func TestImportEntersNoMount(t *testing.T) {
+	src := t.TempDir()
+	put(t, src, "USER.md", "- Name: Zhang San\n")
+	mnt := filepath.Join(src, "memory")
+	require.NoError(t, os.Mkdir(mnt, 0o700))
+	if err := unix.Mount("none", mnt, "tmpfs", 0, ""); err != nil {
+		t.Skipf("mounting a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	put(t, mnt, "secrets.md", "- on the mount\n")
+
+	in, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	require.NoError(t, err)
+	defer unix.Close(in)
+	_, err = unix.InotifyAddWatch(in, mnt, unix.IN_OPEN)
+	require.NoError(t, err)
+
+	items, err := importPlan(context.Background(), "openclaw", src, "", false)
+	require.NoError(t, err)
+	require.Equal(t, "memory/ is on another file system than the folder imported (a mount): not read, so that import stays on the tree's own and waits on none that does not answer", leftOut(items)["memory/"])
+	require.Len(t, items, 2, "USER.md, and the mount left out")
+	_, err = unix.Read(in, make([]byte, 4096))
+	require.ErrorIs(t, err, unix.EAGAIN, "the mount was opened")
+}

@@ -89,6 +89,10 @@ var errNotOpened = errors.New("not opened")
 // looked at and opened.
 var errReplaced = errors.New("replaced while it was opened: not read")
 
+// errOtherFS is the error of a folder on another file system than the
+// tree's root: not opened.
+var errOtherFS = errors.New("on another file system: not opened")
+
 // splitRel is rel's names; none for "".
 func splitRel(rel string) []string {
 	if rel == "" {

@@ -15,22 +15,26 @@ import (
 // pipe's blocked writer is not released), looked at (fstat), and only
 // then, when it is what was wanted, opened for reading through that very
 // handle ("." beneath a folder, /proc/self/fd for a file). It returns the
-// descriptor, the type found (fs.ModeIrregular when it could not be looked
-// at) and its device.
-func lookAndOpen(dirfd int, name string, dir bool) (int, fs.FileMode, uint64, error) {
+// descriptor and the type found (fs.ModeIrregular when it could not be
+// looked at); a folder on another device than dev (a mount) is refused
+// before it is opened (errOtherFS).
+func lookAndOpen(dirfd int, name string, dir bool, dev uint64) (int, fs.FileMode, error) {
 	const flags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC
 	pfd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, fs.ModeIrregular, 0, err
+		return -1, fs.ModeIrregular, err
 	}
 	defer unix.Close(pfd)
 	var st unix.Stat_t
 	if err := unix.Fstat(pfd, &st); err != nil {
-		return -1, fs.ModeIrregular, 0, err
+		return -1, fs.ModeIrregular, err
 	}
 	mode := fileMode(st.Mode)
 	if !wanted(mode, dir) {
-		return -1, mode, 0, errNotOpened
+		return -1, mode, errNotOpened
+	}
+	if mode.IsDir() && uint64(st.Dev) != dev {
+		return -1, mode, errOtherFS
 	}
 	var fd int
 	if dir {
@@ -43,11 +47,11 @@ func lookAndOpen(dirfd int, name string, dir bool) (int, fs.FileMode, uint64, er
 		}
 	}
 	if err != nil {
-		return -1, mode, 0, err
+		return -1, mode, err
 	}
 	if err := sameFile(fd, &st); err != nil {
 		unix.Close(fd)
-		return -1, mode, 0, err
+		return -1, mode, err
 	}
-	return fd, mode, st.Dev, nil
+	return fd, mode, nil
 }

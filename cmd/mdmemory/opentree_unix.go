@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path"
@@ -85,13 +86,12 @@ func (d *treeDir) open(rel string, dir bool) (int, error) {
 			return -1, nameError(full)
 		}
 		wantDir := i < len(names)-1 || dir
-		fd, mode, dev, err := lookAndOpen(cur, name, wantDir)
+		fd, mode, err := lookAndOpen(cur, name, wantDir, d.dev)
+		if errors.Is(err, errOtherFS) {
+			return -1, &treeError{Path: path.Join(d.rel, path.Join(names[:i+1]...)), Mode: mode, Dir: true, Mount: true, Err: err}
+		}
 		if err != nil {
 			return -1, openError(full, mode, wantDir, err)
-		}
-		if mode.IsDir() && dev != d.dev {
-			unix.Close(fd)
-			return -1, &treeError{Path: path.Join(d.rel, path.Join(names[:i+1]...)), Mode: mode, Dir: true, Mount: true, Err: errNotOpened}
 		}
 		if own {
 			unix.Close(cur)

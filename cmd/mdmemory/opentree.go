@@ -53,18 +53,6 @@ func kindError(path string, mode fs.FileMode, dir bool, err error) error {
 	return &treeError{Path: path, Mode: mode, Dir: dir, Err: err}
 }
 
-// openError is the error of failing to open rel (err), where mode was
-// found standing (fs.ModeIrregular when it could not be looked at): what
-// stands there when it is not what was wanted (a link, a pipe, a file
-// where a folder belongs), else the open's own error (permission denied,
-// say), which is the cause.
-func openError(rel string, mode fs.FileMode, dir bool, err error) error {
-	if mode&fs.ModeIrregular == 0 && !wanted(mode, dir) {
-		return kindError(rel, mode, dir, err)
-	}
-	return &fs.PathError{Op: "open", Path: rel, Err: err}
-}
-
 // wanted reports whether mode is what import opens: a folder when dir
 // is set, else a regular file.
 func wanted(mode fs.FileMode, dir bool) bool {
@@ -88,10 +76,6 @@ var errNotOpened = errors.New("not opened")
 // errReplaced is the error of a file or folder replaced between being
 // looked at and opened.
 var errReplaced = errors.New("replaced while it was opened: not read")
-
-// errOtherFS is the error of a folder on another file system than the
-// tree's root: not opened.
-var errOtherFS = errors.New("on another file system: not opened")
 
 // splitRel is rel's names; none for "".
 func splitRel(rel string) []string {

@@ -102,6 +102,22 @@ func (d *treeDir) open(rel string, dir bool) (int, error) {
 	return cur, nil
 }
 
+// errOtherFS is the error of a folder on another file system than the
+// tree's root: not opened.
+var errOtherFS = errors.New("on another file system: not opened")
+
+// openError is the error of failing to open rel (err), where mode was
+// found standing (fs.ModeIrregular when it could not be looked at): what
+// stands there when it is not what was wanted (a link, a pipe, a file
+// where a folder belongs), else the open's own error (permission denied,
+// say), which is the cause.
+func openError(rel string, mode fs.FileMode, dir bool, err error) error {
+	if mode&fs.ModeIrregular == 0 && !wanted(mode, dir) {
+		return kindError(rel, mode, dir, err)
+	}
+	return &fs.PathError{Op: "open", Path: rel, Err: err}
+}
+
 // sameFile checks that fd is the file st was of: not replaced between
 // being looked at and opened.
 func sameFile(fd int, st *unix.Stat_t) error {

@@ -428,6 +428,13 @@ func TestStdioStateless(t *testing.T) {
 	if m, line := p.next(); m.Error != nil || !strings.Contains(string(m.Result), `"2026-07-28"`) || !strings.Contains(string(m.Result), `"2025-11-25"`) {
 		t.Errorf("server/discover: %s", line)
 	}
+	// server/discover is of the stateless revision alone: without the
+	// version it must carry, invalid params (a modern error), not the
+	// SDK's -32601 of a server of sessions alone.
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{}}`)
+	if m, line := p.next(); m.Error == nil || m.Error.Code != -32602 || string(m.ID) != "3" {
+		t.Errorf("server/discover without _meta: %s", line)
+	}
 	if isErr, s := callTool("memory_append", map[string]any{"path": "facts/user.md", "entry": "- Likes tea.", "summary": nil}); isErr {
 		t.Fatalf("memory_append: %s", s)
 	}

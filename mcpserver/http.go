@@ -169,6 +169,7 @@ type tenant struct {
 	timer *time.Timer  // guarded by handler.mu: closes the store once idle
 	sdk   http.Handler // the SDK's handler of sessions (2025-11-25 and older)
 	once  http.Handler // the SDK's stateless handler (2026-07-28): each request on its own
+	pool  *pooled      // serves the plain requests of 2026-07-28
 }
 
 // A session is one live MCP session.
@@ -271,7 +272,9 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, user string, bod
 			return
 		}
 		defer h.release(t)
-		t.once.ServeHTTP(w, r)
+		if !t.pool.serve(w, r) {
+			t.once.ServeHTTP(w, r)
+		}
 		return
 	}
 	if id := r.Header.Get(sessionIDHeader); id != "" {
@@ -414,6 +417,11 @@ func (h *handler) acquire(ctx context.Context, user string) (*tenant, error) {
 			// The handler checks Host itself, with AllowedHosts.
 			DisableLocalhostProtection: true,
 		})
+		var tools []string
+		for _, tool := range store.NewSession().Tools() {
+			tools = append(tools, tool.Name)
+		}
+		t.pool = newPooled(srv, tools, poolSize(h.users != nil))
 		t.once = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			Stateless:                  true,
 			Logger:                     h.opts.Logger,
@@ -459,8 +467,9 @@ func (h *handler) closeIfIdle(t *tenant) {
 	if t.store != nil {
 		// t stays in the table while its store closes: a request for
 		// the user meanwhile waits on t.mu, then opens the store again.
+		t.pool.close()
 		t.close()
-		t.store, t.close, t.sdk, t.once = nil, nil, nil, nil
+		t.store, t.close, t.sdk, t.once, t.pool = nil, nil, nil, nil, nil
 	}
 	h.mu.Lock()
 	if t.refs == 0 && h.tenants[t.name] == t {

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -265,7 +266,9 @@ func jsonRPCErrors(h http.Handler, limit int64) http.Handler {
 				writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidParams, fmt.Sprintf("invalid params: %q requires params", req.Method))
 			}
 		default:
-			h.ServeHTTP(w, r)
+			// The request decoded goes on with it, for the handler of
+			// the stateless revision.
+			h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), messageKey{}, req)))
 		}
 	})
 }

@@ -121,9 +121,9 @@ func (p *pooled) serve(w http.ResponseWriter, r *http.Request) bool {
 	}}
 	resp, err := s.call(r.Context(), msg)
 	if err != nil {
-		// The client went away, or the session ended: the session, which
-		// may still answer, is not used again.
-		s.close()
+		// The client went away, which cancels its request, or the session
+		// ended: the session, which may still answer, is not used again.
+		s.cancel(req.ID)
 		if r.Context().Err() == nil {
 			http.Error(w, "the request could not be served", http.StatusInternalServerError)
 		}
@@ -240,11 +240,28 @@ func (s *pipe) call(ctx context.Context, req *jsonrpc.Request) (*jsonrpc.Respons
 }
 
 // close ends the session, in the background: a request it still serves
-// (the client went away) finishes first.
+// finishes first.
 func (s *pipe) close() {
 	if s.ss != nil {
 		go s.ss.Close()
 	}
+}
+
+// cancel tells the server that the request id is cancelled (its client
+// went away), then ends the session, in the background.
+func (s *pipe) cancel(id jsonrpc.ID) {
+	params, err := json.Marshal(map[string]any{"requestId": id.Raw(), "reason": "the client went away"})
+	if err != nil {
+		s.close()
+		return
+	}
+	go func() {
+		select {
+		case s.in <- &jsonrpc.Request{Method: "notifications/cancelled", Params: params}:
+		case <-s.done:
+		}
+		s.ss.Close()
+	}()
 }
 
 // Connect implements mcp.Transport.

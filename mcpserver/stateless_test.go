@@ -8,11 +8,15 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mdmemory/memory"
 	"github.com/mdmemory/memory/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -458,4 +462,74 @@ func TestStdioStateless(t *testing.T) {
 	if isErr, s := callTool("memory_patch", patch("facts/user.md", "tea", "coffee", v)); isErr {
 		t.Errorf("a patch with the version read: %s", s)
 	}
+}
+
+// stalling is a Backend on a directory whose facts/memory.md, once armed,
+// is read only when the read is cancelled: entered says a read began,
+// cancelled that its context ended.
+type stalling struct {
+	*memory.Dir
+	armed              *atomic.Bool
+	entered, cancelled chan struct{}
+}
+
+func (s stalling) Read(ctx context.Context, name string, limit int64) (memory.Content, error) {
+	if name != "facts/memory.md" || !s.armed.Load() {
+		return s.Dir.Read(ctx, name, limit)
+	}
+	s.entered <- struct{}{}
+	<-ctx.Done()
+	s.cancelled <- struct{}{}
+	return memory.Content{}, ctx.Err()
+}
+
+// A stateless request whose client goes away is cancelled: closing the
+// request is its cancellation, in the 2026-07-28 revision; the next
+// request is served.
+func TestStatelessClientGoneCancels(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "facts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "facts", "memory.md"), []byte("# Memory\n\n> Summary: slow\n\n- x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := memory.OpenDir(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	b := stalling{Dir: d, armed: new(atomic.Bool), entered: make(chan struct{}, 1), cancelled: make(chan struct{}, 1)}
+	store, err := memory.OpenBackend(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	srv := newHTTPServer(t, mcpserver.Handler(store, nil))
+	b.armed.Store(true)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req := rawRequest(t, http.MethodPost, srv.URL, modernHeaders("tools/call", "memory_read", nil), modernBody(t, "tools/call", map[string]any{"name": "memory_read", "arguments": read("facts/memory.md")})).WithContext(ctx)
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	wait := func(ch chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(time.Minute): // a guard against a hang, not a timing assumption
+			t.Fatalf("%s: not within a minute", what)
+		}
+	}
+	wait(b.entered, "the read began")
+	cancel()
+	wait(b.cancelled, "the read of a request whose client went away was cancelled")
+	<-done
+	b.armed.Store(false)
+	ok(t, call(t, statelessClient(t, srv.URL, ""), "memory_list", nil))
 }

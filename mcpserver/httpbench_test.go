@@ -204,3 +204,41 @@ func BenchmarkHTTPToolCall(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkHTTPUsersStateless measures 1,000 users served by one
+// UsersHandler over loopback in requests of 2026-07-28, each its own store
+// (a directory), after one stateless memory_list each: the heap and
+// goroutines per user while their stores are open (each with the server
+// session its pool keeps); then per user once the stores are released, as
+// a minute's idling would.
+func BenchmarkHTTPUsersStateless(b *testing.B) {
+	const n = 1000
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("user%04d", i)
+	}
+	users := newTestUsers(b, names...)
+	h := mcpserver.UsersHandler(users, nil)
+	srv := newHTTPServer(b, h)
+	args := map[string]any{"name": "memory_list", "arguments": map[string]any{}}
+	body := modernBody(b, "tools/call", args)
+	for b.Loop() {
+		g0, h0 := runtime.NumGoroutine(), heap()
+		for _, name := range names {
+			hdr := modernHeaders("tools/call", "memory_list", map[string]string{"Authorization": "Bearer token-of-" + name})
+			resp, text := do(b, rawRequest(b, http.MethodPost, srv.URL, hdr, body))
+			if resp.StatusCode != http.StatusOK || strings.Contains(text, `"isError":true`) {
+				b.Fatalf("%s %s", resp.Status, text)
+			}
+		}
+		for _, name := range names {
+			mcpserver.AwaitUnused(h, name)
+		}
+		g1, h1 := runtime.NumGoroutine(), heap()
+		mcpserver.ReleaseIdle(h)
+		h2 := heap()
+		b.ReportMetric(float64(int64(h1)-int64(h0))/n, "heap-B/active-user")
+		b.ReportMetric(float64(g1-g0)/n, "goroutines/active-user")
+		b.ReportMetric(float64(int64(h2)-int64(h0))/n, "heap-B/released-user")
+	}
+}

@@ -270,7 +270,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the stateless revision on its own, another to its session, or to the
 // user's server for a new one.
 func (h *handler) route(w http.ResponseWriter, r *http.Request, user string, body []byte) {
-	if statelessRequest(r, body) {
+	if statelessRequest(r) {
 		// No session: an Mcp-Session-Id the request carries is ignored,
 		// as 2026-07-28 asks, and none is made. The user's store is held
 		// for the request alone.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -69,15 +70,15 @@ func metaVersion(params json.RawMessage) string {
 	return v
 }
 
-// statelessRequest reports whether the HTTP request r, with the body
-// body, is one of the stateless revision: a POST whose
-// MCP-Protocol-Version header names 2026-07-28 or later, or whose message
-// carries a protocol version in _meta (which only the stateless revisions
-// define; the SDK checks it against the header), or a GET or DELETE
+// statelessRequest reports whether the HTTP request r is one of the
+// stateless revision: a POST whose MCP-Protocol-Version header names
+// 2026-07-28 or later, or whose request (as jsonRPCErrors decoded it)
+// carries a protocol version in _meta, which only the stateless revisions
+// define (the SDK checks it against the header); or a GET or DELETE
 // without a session that names such a version in its header, which is
 // answered 405 as that revision asks. Anything else is served in a
 // session, or opens one.
-func statelessRequest(r *http.Request, body []byte) bool {
+func statelessRequest(r *http.Request) bool {
 	header := stateless(r.Header.Get(versionHeader))
 	if r.Method != http.MethodPost {
 		return header && r.Header.Get(sessionIDHeader) == ""
@@ -85,13 +86,8 @@ func statelessRequest(r *http.Request, body []byte) bool {
 	if header {
 		return true
 	}
-	var msg struct {
-		Params json.RawMessage `json:"params"`
-	}
-	if isBatch(body) || json.Unmarshal(body, &msg) != nil {
-		return false
-	}
-	return metaVersion(msg.Params) != ""
+	req, ok := r.Context().Value(messageKey{}).(*jsonrpc.Request)
+	return ok && metaVersion(req.Params) != ""
 }
 
 // decodeName replaces r's Mcp-Name header, when it is in the Base64

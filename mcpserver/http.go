@@ -62,8 +62,15 @@ type Users interface {
 }
 
 // Handler returns an HTTP handler that serves a server made by [New] over
-// the MCP streamable HTTP transport, at whatever path it is mounted: one
-// conversation per MCP session (the Mcp-Session-Id header), ended when the
+// the MCP streamable HTTP transport, at whatever path it is mounted, in
+// both eras of MCP. A request of the stateless revision (2026-07-28: its
+// MCP-Protocol-Version header or its params._meta names the version) is
+// served on its own, a conversation of its own, without a session; its
+// routing headers must agree with its body (400 and HeaderMismatch,
+// -32020, otherwise), a method the revision does not have gets 404, and a
+// GET 405. An initialize opens a session of an older revision (2025-11-25
+// and before), and the requests that carry its Mcp-Session-Id are served
+// in it: one conversation per MCP session, ended when the
 // client deletes the session, when it has been idle for
 // Options.SessionTimeout (30 minutes by default), or when it is the one
 // closed to make room past Options.MaxSessions (1,000 by default).
@@ -71,8 +78,8 @@ type Users interface {
 // ([memory.Session.End]). A nil opts gives the defaults; store must not
 // be nil. The handler does not close store.
 //
-// On every request, whatever its method or the address it came to, the
-// handler applies, in this order:
+// On every request, whatever its method, its revision or the address it
+// came to, the handler applies, in this order:
 //
 //   - Host: the Host header must name a loopback name or address when the
 //     connection came to a loopback address, the address the connection
@@ -116,7 +123,8 @@ func Handler(store *memory.Store, opts *Options) http.Handler {
 // UsersHandler returns an HTTP handler like [Handler] that serves many
 // users, each its own memory: the bearer token of a request names its user
 // (users.User; no user, 401), and the request sees that user's memory
-// alone, through tools, resources and prompts alike. A session belongs to
+// alone, through tools, resources and prompts alike, in requests of the
+// stateless revision as in sessions. A session belongs to
 // the user that opened it: the id of one user's session, sent with another
 // user's token, gets 404, as an unknown session does. Options.MaxSessions
 // bounds the sessions of all users together; Options.Token is ignored.
@@ -165,9 +173,11 @@ type tenant struct {
 
 	mu    sync.Mutex // held while the store opens or closes
 	store *memory.Store
-	close func()      // nil: the store is the host's, never released
-	timer *time.Timer // guarded by handler.mu: closes the store once idle
-	sdk   http.Handler
+	close func()       // nil: the store is the host's, never released
+	timer *time.Timer  // guarded by handler.mu: closes the store once idle
+	sdk   http.Handler // the SDK's handler of sessions (2025-11-25 and older)
+	once  http.Handler // the SDK's stateless handler (2026-07-28): each request on its own
+	pool  *pooled      // serves the plain requests of 2026-07-28
 }
 
 // A session is one live MCP session.
@@ -256,9 +266,25 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}), maxBodyBytes).ServeHTTP(w, r)
 }
 
-// route serves a request of user whose body has been read: to its session,
-// or to the user's server for a new one.
+// route serves a request of user whose body has been read: a request of
+// the stateless revision on its own, another to its session, or to the
+// user's server for a new one.
 func (h *handler) route(w http.ResponseWriter, r *http.Request, user string, body []byte) {
+	if statelessRequest(r) {
+		// No session: an Mcp-Session-Id the request carries is ignored,
+		// as 2026-07-28 asks, and none is made. The user's store is held
+		// for the request alone.
+		t, err := h.acquire(r.Context(), user)
+		if err != nil {
+			h.openFailed(w, user, err)
+			return
+		}
+		defer h.release(t)
+		if !t.pool.serve(w, r) {
+			t.once.ServeHTTP(w, r)
+		}
+		return
+	}
 	if id := r.Header.Get(sessionIDHeader); id != "" {
 		h.mu.Lock()
 		s := h.sessions[id]
@@ -296,10 +322,7 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, user string, bod
 
 	t, err := h.acquire(r.Context(), user)
 	if err != nil {
-		if h.opts.Logger != nil {
-			h.opts.Logger.Error("mcpserver: open a user's memory", slog.String("user", user), slog.Any("err", err))
-		}
-		http.Error(w, "the memory could not be opened", http.StatusInternalServerError)
+		h.openFailed(w, user, err)
 		return
 	}
 	defer h.release(t)
@@ -328,6 +351,15 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, user string, bod
 	// too, for probes that end with their request, which take none.
 	r.Header.Set(reservedHeader, place)
 	t.sdk.ServeHTTP(w, r)
+}
+
+// openFailed answers a request whose user's memory could not be opened,
+// and logs why.
+func (h *handler) openFailed(w http.ResponseWriter, user string, err error) {
+	if h.opts.Logger != nil {
+		h.opts.Logger.Error("mcpserver: open a user's memory", slog.String("user", user), slog.Any("err", err))
+	}
+	http.Error(w, "the memory could not be opened", http.StatusInternalServerError)
 }
 
 // reserve takes a place for a new session of user, closing the session
@@ -386,11 +418,25 @@ func (h *handler) acquire(ctx context.Context, user string) (*tenant, error) {
 		t.store, t.close = store, close
 		srv := New(store, &h.opts)
 		srv.AddReceivingMiddleware(h.track(t))
-		t.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		get := func(*http.Request) *mcp.Server { return srv }
+		t.sdk = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			SessionTimeout: h.opts.SessionTimeout,
 			Logger:         h.opts.Logger,
 			// The handler checks Host itself, with AllowedHosts.
 			DisableLocalhostProtection: true,
+		})
+		var tools []string
+		for _, tool := range store.NewSession().Tools() {
+			tools = append(tools, tool.Name)
+		}
+		t.pool = newPooled(srv, tools, poolSize(h.users != nil))
+		t.once = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+			Stateless:                  true,
+			Logger:                     h.opts.Logger,
+			DisableLocalhostProtection: true,
+			// A client that goes away cancels what it asked: the POST is
+			// the whole request.
+			PropagateRequestCancellation: true,
 		})
 	}
 	t.mu.Unlock()
@@ -429,8 +475,9 @@ func (h *handler) closeIfIdle(t *tenant) {
 	if t.store != nil {
 		// t stays in the table while its store closes: a request for
 		// the user meanwhile waits on t.mu, then opens the store again.
+		t.pool.close()
 		t.close()
-		t.store, t.close, t.sdk = nil, nil, nil
+		t.store, t.close, t.sdk, t.once, t.pool = nil, nil, nil, nil, nil
 	}
 	h.mu.Lock()
 	if t.refs == 0 && h.tenants[t.name] == t {

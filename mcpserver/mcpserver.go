@@ -142,11 +142,18 @@ type Options struct {
 // per process). What the conversation has read it may change; a change
 // made by anyone else since is refused until it reads the file again, or
 // the call carries the version memory_read gave. The conversation ends
-// ([memory.Session.End]) when the MCP session closes. A request served
-// outside a lasting session (a stateless HTTP handler, a client of the
-// sessionless 2026-07-28 protocol) is a conversation of its own: such a
-// client, like one that starts a new process for each call, changes an
-// existing file only with version tokens.
+// ([memory.Session.End]) when the MCP session closes. A request of the
+// stateless revision ([StatelessRevision], 2026-07-28: it carries its
+// protocol version in params._meta), over any transport, is a
+// conversation of its own, as is one served outside a lasting session (a
+// stateless HTTP handler): such a client, like one that starts a new
+// process for each call, changes an existing file only with version
+// tokens.
+//
+// The results of tools/list, prompts/list, resources/templates/list and
+// server/discover may be cached for [ListTTL] by anyone (cacheScope
+// "public"); those of resources/list and resources/read not at all, and by
+// the user alone ("private").
 //
 // A mistake of the model (a bad path, a budget exceeded, a change since
 // the file was read, malformed arguments) is a tool result with isError
@@ -187,6 +194,9 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 		// notifications/resources/list_changed and does not say it
 		// would. No logging: the server sends no log messages.
 		Capabilities: &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}},
+		// The lists that change only with the program may be kept for
+		// ListTTL; what memory holds, not at all.
+		SetCacheable: cacheable,
 	})
 	for _, t := range store.NewSession().Tools() {
 		s.AddTool(&mcp.Tool{
@@ -221,6 +231,18 @@ type conversations struct {
 
 	mu  sync.Mutex
 	ids map[*mcp.ServerSession]string // the conversation id of each open session
+}
+
+// conversation returns the conversation of the request req: the request
+// alone when it speaks a stateless revision (2026-07-28 or later), whose
+// conversation is the request; else that of its MCP session.
+func (c *conversations) conversation(req *mcp.CallToolRequest) *memory.Session {
+	if stateless(req.ProtocolVersion()) {
+		// Nothing read before, nothing kept after: an edit of an
+		// existing file carries the version memory_read gave.
+		return c.store.Session("")
+	}
+	return c.session(req.Session)
 }
 
 // session returns the conversation of the MCP session ss. On the first
@@ -265,7 +287,7 @@ func (c *conversations) tool(name string) mcp.ToolHandler {
 		if req.Params != nil {
 			args = req.Params.Arguments
 		}
-		res, err := c.session(req.Session).Call(ctx, name, args)
+		res, err := c.conversation(req).Call(ctx, name, args)
 		if err != nil {
 			// A host failure: a protocol error, not something for the
 			// model to fix.

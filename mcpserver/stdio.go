@@ -41,7 +41,10 @@ const MaxLineLength = mcp.DefaultMaxLineLength
 //     invalid request, with "id": null.
 //
 // A request for a method the server does not have is answered -32601 by
-// the SDK, with its id. Empty lines are skipped. A request cancelled by the client
+// the SDK, with its id. A request that carries its protocol version in
+// params._meta (the stateless revision, 2026-07-28) is served on its own,
+// without initialize; server/discover without that version is answered
+// -32602, as a server of that revision answers it. Empty lines are skipped. A request cancelled by the client
 // (notifications/cancelled) before its answer is written gets no answer,
 // as the MCP specification asks; one answered already stays answered.
 //
@@ -186,6 +189,15 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		msg, jerr := decodeMessage(l.data)
 		if jerr != nil {
 			c.answer(nil, jerr.Code, jerr.Message)
+			continue
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method == "server/discover" && metaVersion(req.Params) == "" {
+			// A request of the stateless revision alone, which must say
+			// its version: invalid params, a modern error, so that a
+			// client probing with it knows the server speaks that
+			// revision. (The SDK answers -32601, as a server of sessions
+			// alone would.)
+			c.answer(rawID(req.ID), jsonrpc.CodeInvalidParams, fmt.Sprintf("invalid params: server/discover needs params._meta[%q], the protocol version of the request (%s or later)", mcp.MetaKeyProtocolVersion, StatelessRevision))
 			continue
 		}
 		c.mu.Lock()

@@ -30,6 +30,13 @@ configuration starts it in, such as
 A line that is not a JSON-RPC message is answered with a JSON-RPC error
 (-32700 or -32600), and the server goes on.
 
+Both eras of MCP are served, over either transport, request by request: a
+request of the stateless revision 2026-07-28 (its protocol version in
+_meta, and over HTTP in the MCP-Protocol-Version header; no initialize, no
+session) is a conversation of its own, so it changes an existing file only
+with the version memory_read gave; an initialize (2025-11-25 and older)
+opens a session, one conversation.
+
 With --http ADDR, it serves the streamable HTTP transport at http://ADDR/,
 one conversation per MCP session, until it is interrupted; it says where it
 listens on standard error. A port alone (8080) or :8080 listens on

@@ -46,13 +46,25 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// connectToken opens an MCP session at url whose requests carry token.
+// connectToken connects the SDK's client at url, its requests carrying
+// token: stateless, in the revision 2026-07-28, the client's default.
 func connectToken(t *testing.T, url, token string) *mcp.ClientSession {
+	t.Helper()
+	return connectTokenAt(t, url, token, "")
+}
+
+// connectTokenAt is connectToken at the protocol version version: a
+// session for 2025-11-25 and older, none for 2026-07-28; "" for the
+// client's default.
+func connectTokenAt(t *testing.T, url, token, version string) *mcp.ClientSession {
 	t.Helper()
 	cs, err := newClient().Connect(context.Background(), &mcp.StreamableClientTransport{
 		Endpoint: url, HTTPClient: &http.Client{Transport: bearer(token)}, MaxRetries: -1,
-	}, nil)
+	}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	require.NoError(t, err)
+	if version != "" {
+		require.Equal(t, version, cs.InitializeResult().ProtocolVersion)
+	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
 }
@@ -165,9 +177,16 @@ func TestMCPHTTPToken(t *testing.T) {
 }
 
 // TestMCPUsers: --users serves each token its own memory, by the token or
-// its SHA-256; a user's writes land in its directory alone, and an unknown
-// token gets 401.
+// its SHA-256, in sessions (2025-11-25) and in stateless requests
+// (2026-07-28) alike; a user's writes land in its directory alone, and an
+// unknown token gets 401.
 func TestMCPUsers(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) { testMCPUsers(t, version) })
+	}
+}
+
+func testMCPUsers(t *testing.T, version string) {
 	root := t.TempDir()
 	const alice, bob = "alice-token-0123456789", "bob-token-0123456789"
 	sum := sha256.Sum256([]byte(bob))
@@ -179,7 +198,7 @@ func TestMCPUsers(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, post(t, url, nil).StatusCode)
 	require.Equal(t, http.StatusUnauthorized, post(t, url, map[string]string{"Authorization": "Bearer " + hex.EncodeToString(sum[:])}).StatusCode)
 
-	a, b := connectToken(t, url, alice), connectToken(t, url, bob)
+	a, b := connectTokenAt(t, url, alice, version), connectTokenAt(t, url, bob, version)
 	text, isErr := call(t, a, "memory_append", map[string]any{"path": "facts/user.md", "entry": "- Secret: alice-42", "summary": nil})
 	require.False(t, isErr, text)
 	text, isErr = call(t, b, "memory_read", map[string]any{"path": "facts/user.md"})

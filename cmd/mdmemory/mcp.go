@@ -11,8 +11,10 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/mdmemory/memory"
 	"github.com/mdmemory/memory/mcpserver"
 )
 
@@ -75,6 +77,9 @@ It creates the directory when it does not exist.`,
 			fs.IntVar(&f.maxSessions, "max-sessions", 1000, "with --http, the sessions open at once; past them a new session closes the one idle the longest")
 			fs.DurationVar(&f.timeout, "session-timeout", 30*time.Minute, "with --http, close a session idle this long, and end its conversation (0: never)")
 			fs.IntVar(&f.maxConns, "max-conns", 1024, "with --http, the connections open at once; past them new ones wait")
+			fs.StringVar(&f.metrics, "metrics", "", "with --http, serve Prometheus metrics at http://ADDR/metrics: PORT or :PORT listens on 127.0.0.1 alone (no token: they hold no token, user, path or memory text)")
+			fs.StringVar(&f.logFormat, "log-format", "text", "with --http, the access log on standard error: text, json, or none")
+			fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "with --http, on SIGTERM or SIGINT, the time the requests under way get to finish before their connections are cut")
 			embed := addEmbedFlags(fs)
 			return func(ctx context.Context, e *env) error {
 				if err := embed.use(e); err != nil {
@@ -118,6 +123,10 @@ type httpFlags struct {
 	maxSessions  int
 	timeout      time.Duration
 	maxConns     int
+
+	metrics         string
+	logFormat       string
+	shutdownTimeout time.Duration
 }
 
 // serveHTTP serves MCP over streamable HTTP as f says, until ctx is done.
@@ -129,6 +138,8 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 		return usageErr{"--max-conns must be at least 1"}
 	case f.timeout < 0:
 		return usageErr{"--session-timeout may not be negative"}
+	case f.shutdownTimeout < 0:
+		return usageErr{"--shutdown-timeout may not be negative"}
 	case f.users != "" && f.tokenFile != "":
 		return usageErr{"--users gives each user's token: drop --token-file"}
 	case f.users != "" && e.store.dir != "":
@@ -144,9 +155,26 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 	if f.timeout == 0 {
 		opts.SessionTimeout = -1 // never
 	}
+	accessLog, err := newAccessLog(f.logFormat, e.stderr)
+	if err != nil {
+		return err
+	}
+	var m *metrics
+	if f.metrics != "" {
+		m = newMetrics()
+	}
+	if m != nil || accessLog != nil {
+		opts.Observer = observer{m: m, log: accessLog}
+	}
+	op := &opener{getenv: e.getenv}
+	if m != nil {
+		op.observe = func(b memory.Backend) memory.Backend { return observedBackend{Backend: b, m: m} }
+	}
 	var (
-		handler http.Handler
-		serves  string
+		handler  http.Handler
+		serves   string
+		roots    []string
+		closeAll func()
 	)
 	if f.users != "" {
 		sopts, err := e.store.options()
@@ -158,6 +186,8 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 		if err != nil {
 			return fmt.Errorf("--users %w", err)
 		}
+		u.opener = op
+		roots, closeAll = u.roots(), u.closeAll
 		if u.plain {
 			warnReadable(e, f.users)
 		}
@@ -168,11 +198,16 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 		if err != nil {
 			return err
 		}
-		s, close, err := e.open(ctx, true)
+		s, close, err := e.openWith(ctx, true, op)
 		if err != nil {
 			return err
 		}
-		defer close()
+		closeAll = close
+		for _, where := range []string{e.store.where(e.getenv), e.store.worldWhere(e.getenv)} {
+			if root := rootOf(where, false); root != "" {
+				roots = append(roots, root)
+			}
+		}
 		if f.tokenFile != "" {
 			warnReadable(e, f.tokenFile)
 		}
@@ -183,12 +218,17 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 			serves += ", with a bearer token"
 		}
 	}
+	// Every store is released once the server stopped, its requests
+	// done.
+	defer closeAll()
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
+	streams := newStreams()
+	defer streams.endNow()
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           operated(streams.handler(handler), roots, op, accessLog),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -196,8 +236,22 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 		// that sessions hold open. The handler reads each body within its
 		// own deadline.
 	}
+	srv.RegisterOnShutdown(streams.stop)
 	fmt.Fprintf(e.stderr, "mdmemory: serving MCP (streamable HTTP) at http://%s/ for %s\n", l.Addr(), serves)
-	return serve(ctx, srv, l, f.maxConns)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if m != nil {
+		maddr, err := serveMetrics(ctx, f.metrics, m, &wg)
+		if err != nil {
+			l.Close()
+			return err
+		}
+		fmt.Fprintf(e.stderr, "mdmemory: metrics at http://%s/metrics\n", maddr)
+	}
+	defer context.AfterFunc(ctx, func() {
+		fmt.Fprintf(e.stderr, "mdmemory: stopping: no new requests; those under way have %v to finish\n", f.shutdownTimeout)
+	})()
+	return serve(ctx, srv, l, f.maxConns, f.shutdownTimeout)
 }
 
 // listFlag is a flag that may be repeated, each value a comma-separated

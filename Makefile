@@ -134,7 +134,9 @@ test-s3store: s3-tools
 # The MCP server is tested with a real third-party client, the MCP
 # Inspector's CLI, and with the official MCP conformance suite
 # (@modelcontextprotocol/conformance, over streamable HTTP and, through a
-# bridge, standard input and output), which mcp-tools installs with npm
+# bridge, standard input and output) at the two revisions it has frozen
+# requirements for, 2025-11-25 (sessions) and 2026-07-28 (stateless),
+# which mcp-tools installs with npm
 # (when Node.js is present) into the user cache folder, where mcpserver's
 # tests look for them; MDMEMORY_INSPECTOR and MDMEMORY_CONFORMANCE name
 # others. Keep the versions in step with inspectorVersion and

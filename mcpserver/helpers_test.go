@@ -80,7 +80,7 @@ func connect(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := newClient().Connect(ctx, ct, nil)
+	cs, err := newClient().Connect(ctx, ct, inSession)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +90,11 @@ func connect(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
 	})
 	return cs
 }
+
+// inSession makes the SDK's client, which speaks the stateless revision
+// 2026-07-28 when the server does, open a session of 2025-11-25 instead:
+// the tests of what a session is (a conversation, bounded, closed) use it.
+var inSession = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
 
 func newClient() *mcp.Client {
 	return mcp.NewClient(&mcp.Implementation{Name: "mcpserver-test", Version: "1"}, nil)

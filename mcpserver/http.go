@@ -165,9 +165,10 @@ type tenant struct {
 
 	mu    sync.Mutex // held while the store opens or closes
 	store *memory.Store
-	close func()      // nil: the store is the host's, never released
-	timer *time.Timer // guarded by handler.mu: closes the store once idle
-	sdk   http.Handler
+	close func()       // nil: the store is the host's, never released
+	timer *time.Timer  // guarded by handler.mu: closes the store once idle
+	sdk   http.Handler // the SDK's handler of sessions (2025-11-25 and older)
+	once  http.Handler // the SDK's stateless handler (2026-07-28): each request on its own
 }
 
 // A session is one live MCP session.
@@ -260,9 +261,23 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}), maxBodyBytes).ServeHTTP(w, r)
 }
 
-// route serves a request of user whose body has been read: to its session,
-// or to the user's server for a new one.
+// route serves a request of user whose body has been read: a request of
+// the stateless revision on its own, another to its session, or to the
+// user's server for a new one.
 func (h *handler) route(w http.ResponseWriter, r *http.Request, user string, body []byte) {
+	if statelessRequest(r, body) {
+		// No session: an Mcp-Session-Id the request carries is ignored,
+		// as 2026-07-28 asks, and none is made. The user's store is held
+		// for the request alone.
+		t, err := h.acquire(r.Context(), user)
+		if err != nil {
+			h.openFailed(w, user, err)
+			return
+		}
+		defer h.release(t)
+		t.once.ServeHTTP(w, r)
+		return
+	}
 	if id := r.Header.Get(sessionIDHeader); id != "" {
 		h.mu.Lock()
 		s := h.sessions[id]
@@ -300,10 +315,7 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, user string, bod
 
 	t, err := h.acquire(r.Context(), user)
 	if err != nil {
-		if h.opts.Logger != nil {
-			h.opts.Logger.Error("mcpserver: open a user's memory", slog.String("user", user), slog.Any("err", err))
-		}
-		http.Error(w, "the memory could not be opened", http.StatusInternalServerError)
+		h.openFailed(w, user, err)
 		return
 	}
 	defer h.release(t)
@@ -332,6 +344,15 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, user string, bod
 	// too, for probes that end with their request, which take none.
 	r.Header.Set(reservedHeader, place)
 	t.sdk.ServeHTTP(w, r)
+}
+
+// openFailed answers a request whose user's memory could not be opened,
+// and logs why.
+func (h *handler) openFailed(w http.ResponseWriter, user string, err error) {
+	if h.opts.Logger != nil {
+		h.opts.Logger.Error("mcpserver: open a user's memory", slog.String("user", user), slog.Any("err", err))
+	}
+	http.Error(w, "the memory could not be opened", http.StatusInternalServerError)
 }
 
 // reserve takes a place for a new session of user, closing the session
@@ -395,11 +416,20 @@ func (h *handler) acquire(ctx context.Context, user string) (*tenant, error) {
 		o.user = user
 		srv := New(store, &o)
 		srv.AddReceivingMiddleware(h.track(t))
-		t.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		get := func(*http.Request) *mcp.Server { return srv }
+		t.sdk = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			SessionTimeout: h.opts.SessionTimeout,
 			Logger:         h.opts.Logger,
 			// The handler checks Host itself, with AllowedHosts.
 			DisableLocalhostProtection: true,
+		})
+		t.once = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+			Stateless:                  true,
+			Logger:                     h.opts.Logger,
+			DisableLocalhostProtection: true,
+			// A client that goes away cancels what it asked: the POST is
+			// the whole request.
+			PropagateRequestCancellation: true,
 		})
 	}
 	t.mu.Unlock()
@@ -439,7 +469,7 @@ func (h *handler) closeIfIdle(t *tenant) {
 		// t stays in the table while its store closes: a request for
 		// the user meanwhile waits on t.mu, then opens the store again.
 		t.close()
-		t.store, t.close, t.sdk = nil, nil, nil
+		t.store, t.close, t.sdk, t.once = nil, nil, nil, nil
 		if h.opts.Observer != nil {
 			h.opts.Observer.StoreClosed()
 		}

@@ -29,7 +29,7 @@ func newHTTPServer(t testing.TB, h http.Handler) *httptest.Server {
 // with the SDK's client, closed when the test ends.
 func httpSession(t *testing.T, url string) *mcp.ClientSession {
 	t.Helper()
-	cs, err := newClient().Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := newClient().Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, inSession)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ func tokenSession(t testing.TB, url, token string) *mcp.ClientSession {
 		Endpoint:   url,
 		HTTPClient: &http.Client{Transport: bearerTransport{token}},
 		MaxRetries: -1,
-	}, nil)
+	}, inSession)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +317,7 @@ func TestHTTPMaxSessionsClosesLongestIdle(t *testing.T) {
 	h := mcpserver.Handler(store, &opts)
 	srv := newHTTPServer(t, h)
 	connect := func() *mcp.ClientSession {
-		cs, err := newClient().Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1}, nil)
+		cs, err := newClient().Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1}, inSession)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -636,7 +636,7 @@ func TestUsersConcurrent(t *testing.T) {
 			for i := range 3 {
 				cs, err := newClient().Connect(context.Background(), &mcp.StreamableClientTransport{
 					Endpoint: srv.URL, HTTPClient: &http.Client{Transport: bearerTransport{"token-of-" + n}}, MaxRetries: -1,
-				}, nil)
+				}, inSession)
 				if err != nil {
 					t.Error(err)
 					return

@@ -236,10 +236,22 @@ func jsonRPCErrors(h http.Handler, limit int64) http.Handler {
 		jw := &jsonErrorWriter{ResponseWriter: w, id: id}
 		defer jw.finish()
 		w = jw
+		// A request of the stateless revision gets its errors with the
+		// statuses that revision gives them: 404 for a method the server
+		// does not have, 400 for invalid params.
+		modern := stateless(r.Header.Get(versionHeader)) || metaVersion(req.Params) != ""
+		notFound, badParams := http.StatusOK, http.StatusOK
+		if modern {
+			notFound, badParams = http.StatusNotFound, http.StatusBadRequest
+			if err := decodeName(r); err != nil {
+				writeError(w, http.StatusBadRequest, id, codeHeaderMismatch, err.Error())
+				return
+			}
+		}
 		m, known := methods[req.Method]
 		switch {
 		case !known && req.IsCall():
-			writeError(w, http.StatusOK, rawID(req.ID), jsonrpc.CodeMethodNotFound, fmt.Sprintf("method not found: %q", req.Method))
+			writeError(w, notFound, rawID(req.ID), jsonrpc.CodeMethodNotFound, fmt.Sprintf("method not found: %q", req.Method))
 		case !known:
 			w.WriteHeader(http.StatusAccepted)
 		case m.notification && req.IsCall():
@@ -248,7 +260,7 @@ func jsonRPCErrors(h http.Handler, limit int64) http.Handler {
 			writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: %q is a request, which needs an id", req.Method))
 		case m.params && (len(req.Params) == 0 || string(req.Params) == "null"):
 			if req.IsCall() {
-				writeError(w, http.StatusOK, rawID(req.ID), jsonrpc.CodeInvalidParams, fmt.Sprintf("invalid params: %q requires params", req.Method))
+				writeError(w, badParams, rawID(req.ID), jsonrpc.CodeInvalidParams, fmt.Sprintf("invalid params: %q requires params", req.Method))
 			} else {
 				writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidParams, fmt.Sprintf("invalid params: %q requires params", req.Method))
 			}

@@ -196,6 +196,9 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 		// notifications/resources/list_changed and does not say it
 		// would. No logging: the server sends no log messages.
 		Capabilities: &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}},
+		// The lists that change only with the program may be kept for
+		// ListTTL; what memory holds, not at all.
+		SetCacheable: cacheable,
 	})
 	tools := make(map[string]bool)
 	for _, t := range store.NewSession().Tools() {
@@ -236,6 +239,18 @@ type conversations struct {
 
 	mu  sync.Mutex
 	ids map[*mcp.ServerSession]string // the conversation id of each open session
+}
+
+// conversation returns the conversation of the request req: the request
+// alone when it speaks a stateless revision (2026-07-28 or later), whose
+// conversation is the request; else that of its MCP session.
+func (c *conversations) conversation(req *mcp.CallToolRequest) *memory.Session {
+	if stateless(req.ProtocolVersion()) {
+		// Nothing read before, nothing kept after: an edit of an
+		// existing file carries the version memory_read gave.
+		return c.store.Session("")
+	}
+	return c.session(req.Session)
 }
 
 // session returns the conversation of the MCP session ss. On the first
@@ -280,7 +295,7 @@ func (c *conversations) tool(name string) mcp.ToolHandler {
 		if req.Params != nil {
 			args = req.Params.Arguments
 		}
-		res, err := c.session(req.Session).Call(ctx, name, args)
+		res, err := c.conversation(req).Call(ctx, name, args)
 		if err != nil {
 			// A host failure: a protocol error, not something for the
 			// model to fix.

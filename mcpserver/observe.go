@@ -96,18 +96,6 @@ type HTTPInfo struct {
 	User string
 }
 
-// knownMethods are the JSON-RPC methods an Observer is told by name.
-var knownMethods = map[string]bool{
-	"initialize": true, "ping": true, "server/discover": true,
-	"tools/list": true, "tools/call": true,
-	"resources/list": true, "resources/read": true, "resources/templates/list": true,
-	"resources/subscribe": true, "resources/unsubscribe": true,
-	"prompts/list": true, "prompts/get": true,
-	"completion/complete": true, "logging/setLevel": true,
-	"notifications/initialized": true, "notifications/cancelled": true,
-	"notifications/progress": true, "notifications/roots/list_changed": true,
-}
-
 // observe returns the receiving middleware that tells o of each request
 // the server handles; tools are the server's tools by name, user the
 // request's user.
@@ -117,7 +105,7 @@ func observe(o Observer, tools map[string]bool, user string) mcp.Middleware {
 			start := time.Now()
 			res, err := next(ctx, method, req)
 			info := RequestInfo{Method: Other, Outcome: OutcomeOK, Duration: time.Since(start), User: user}
-			if knownMethods[method] {
+			if _, ok := methods[method]; ok { // the SDK's
 				info.Method = method
 			}
 			if r, ok := req.(*mcp.CallToolRequest); ok {

@@ -456,7 +456,7 @@ func TestConversationEndsWithSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := newClient().Connect(ctx, ct, nil)
+	cs, err := newClient().Connect(ctx, ct, inSession)
 	if err != nil {
 		t.Fatal(err)
 	}

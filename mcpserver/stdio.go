@@ -188,6 +188,15 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.answer(nil, jerr.Code, jerr.Message)
 			continue
 		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method == "server/discover" && metaVersion(req.Params) == "" {
+			// A request of the stateless revision alone, which must say
+			// its version: invalid params, a modern error, so that a
+			// client probing with it knows the server speaks that
+			// revision. (The SDK answers -32601, as a server of sessions
+			// alone would.)
+			c.answer(rawID(req.ID), jsonrpc.CodeInvalidParams, fmt.Sprintf("invalid params: server/discover needs params._meta[%q], the protocol version of the request (%s or later)", mcp.MetaKeyProtocolVersion, StatelessRevision))
+			continue
+		}
 		c.mu.Lock()
 		c.track(msg, nil)
 		c.mu.Unlock()

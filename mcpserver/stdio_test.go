@@ -40,7 +40,7 @@ func stdioSession(t *testing.T, dir string) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cs, err := newClient().Connect(ctx, &mcp.CommandTransport{Command: serverCommand(t, dir)}, nil)
+	cs, err := newClient().Connect(ctx, &mcp.CommandTransport{Command: serverCommand(t, dir)}, inSession)
 	if err != nil {
 		t.Fatalf("connect to the server process: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -85,6 +86,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return nil
 		},
 		FlushInterval: -1,
+		ErrorLog:      log.New(io.Discard, "", 0), // a process killed mid-answer is the test's doing
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			http.Error(w, "bad gateway", http.StatusBadGateway)
 		},
@@ -115,18 +117,17 @@ type fleetUser struct {
 	attempted []string // every append sent, acknowledged or not
 	patched   []int    // the counter's values the acknowledged patches moved on from
 	patchTry  int      // the patches sent
-	sessions  bool     // its client speaks 2025-11-25 sessions
+	sessions  bool     // its client speaks 2025-11-25 in a session, not 2026-07-28
 }
 
-// caller calls tools of one user's memory: in a session, or (later) in
-// requests of their own.
+// caller calls tools of one user's memory.
 type caller interface {
 	call(ctx context.Context, tool string, args map[string]any) (text string, isError bool, err error)
 	close()
 }
 
-// sessionCaller is a 2025-11-25 client: one session, pinned by the proxy
-// to one process.
+// sessionCaller is the SDK's client: stateless (2026-07-28), or in one
+// session (2025-11-25) pinned by the proxy to one process.
 type sessionCaller struct{ cs *mcp.ClientSession }
 
 func (c sessionCaller) call(ctx context.Context, tool string, args map[string]any) (string, bool, error) {
@@ -225,12 +226,12 @@ func TestFleet(t *testing.T) {
 	require.NoError(t, os.WriteFile(usersFile, file.Bytes(), 0o600))
 
 	// The processes, and the proxy in front of them.
-	args := []string{"--http", "127.0.0.1:0", "--users", usersFile, "--log-format", "none", "--max-sessions", strconv.Itoa(max(1000, *fleetClients))}
+	args := []string{"--http", "127.0.0.1:0", "--users", usersFile, "--log-format", "none", "--metrics", "127.0.0.1:0", "--max-sessions", strconv.Itoa(max(1000, *fleetClients))}
 	servers := make([]*server, *fleetServers)
 	transport := &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 256}
 	p := &proxy{transport: transport, pinned: make(map[string]int)}
 	for i := range servers {
-		servers[i] = startServer(t, nil, false, args...)
+		servers[i] = startServer(t, nil, true, args...)
 		u, err := url.Parse(servers[i].url)
 		require.NoError(t, err)
 		p.backends = append(p.backends, u)
@@ -251,15 +252,25 @@ func TestFleet(t *testing.T) {
 		half  = make(chan struct{})
 		once  sync.Once
 	)
-	// connect gives user u a caller.
+	// connect gives user u a caller: the SDK's client, which speaks
+	// 2026-07-28 in requests of their own, each sent by the proxy to the
+	// next process; or for some users a session of 2025-11-25, pinned.
 	connect := func(u *fleetUser) (caller, error) {
+		var opts *mcp.ClientSessionOptions
+		if u.sessions {
+			opts = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+		}
 		cs, err := newClient().Connect(ctx, &mcp.StreamableClientTransport{
 			Endpoint:   front.URL,
 			HTTPClient: &http.Client{Transport: bearerOn{u.token, clientTransport}},
 			MaxRetries: -1,
-		}, nil)
+		}, opts)
 		if err != nil {
 			return nil, err
+		}
+		if stateless := cs.ID() == ""; stateless == u.sessions {
+			cs.Close()
+			return nil, fmt.Errorf("user %d: a session %q of %s", u.n, cs.ID(), cs.InitializeResult().ProtocolVersion)
 		}
 		return sessionCaller{cs}, nil
 	}
@@ -382,7 +393,7 @@ func TestFleet(t *testing.T) {
 		s := servers[1]
 		s.cmd.Process.Kill()
 		s.cmd.Wait()
-		servers[1] = startServer(t, nil, false, args...)
+		servers[1] = startServer(t, nil, true, args...)
 		u, err := url.Parse(servers[1].url)
 		if err != nil {
 			t.Error(err)
@@ -409,8 +420,10 @@ func TestFleet(t *testing.T) {
 	elapsed := time.Since(start)
 	<-killed
 	endRSS := make([]int64, len(servers))
+	var stores float64
 	for i, s := range servers {
 		endRSS[i] = rss(s.cmd.Process.Pid)
+		stores += value(scrape(t, s.metrics), "mdmemory_open_stores")
 	}
 
 	// Every acknowledged append once, every acknowledged patch counted.
@@ -474,8 +487,8 @@ func TestFleet(t *testing.T) {
 	}
 	t.Logf("fleet: %d users, %d processes, %d clients at once: %d tool calls answered in %v, %.0f calls/s, p50 %v, p99 %v; %d calls unanswered (a process killed) and %d stale versions, retried",
 		len(users), len(servers), *fleetClients, len(fr.latencies), elapsed.Round(time.Millisecond), float64(len(fr.latencies))/elapsed.Seconds(), pct(.5), pct(.99), fr.failures, fr.refusals)
-	t.Logf("fleet: RSS per process at start %v MiB, at the end (every user's store open) %v MiB: %.1f KB per active user",
-		mib(idleRSS), mib(endRSS), float64(endSum-idleSum)/float64(len(users))/1024)
+	t.Logf("fleet: RSS per process at start %v MiB, at the end %v MiB with %.0f users' stores open in all: %.1f KB per store open",
+		mib(idleRSS), mib(endRSS), stores, float64(endSum-idleSum)/stores/1024)
 }
 
 // mib gives sizes in MiB, for a log.

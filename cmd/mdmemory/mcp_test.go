@@ -107,7 +107,9 @@ func TestMCPHTTP(t *testing.T) {
 
 	ctx := context.Background()
 	connect := func() *mcp.ClientSession {
-		cs, err := newClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: m[1], MaxRetries: -1}, nil)
+		// Sessions: the SDK's client speaks the stateless 2026-07-28
+		// when the server does, unless asked for 2025-11-25.
+		cs, err := newClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: m[1], MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		require.NoError(t, err)
 		return cs
 	}

@@ -182,8 +182,15 @@ func TestMCPHTTPOperated(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, body)
 	require.Equal(t, http.StatusUnauthorized, post(t, s.url, nil).StatusCode)
 
-	cs := connectToken(t, s.url, alice)
-	text, isErr := call(t, cs, "memory_append", map[string]any{"path": "facts/user.md", "entry": "- Note: " + secret, "summary": nil})
+	// One client in a session of 2025-11-25, one in stateless requests.
+	cs, err := newClient().Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: s.url, HTTPClient: &http.Client{Transport: bearer(alice)}, MaxRetries: -1,
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	require.NotEmpty(t, cs.ID())
+	stateless := connectToken(t, s.url, alice)
+	require.Empty(t, stateless.ID())
+	text, isErr := call(t, stateless, "memory_append", map[string]any{"path": "facts/user.md", "entry": "- Note: " + secret, "summary": nil})
 	require.False(t, isErr, text)
 	text, isErr = call(t, cs, "memory_read", map[string]any{"path": "facts/user.md"})
 	require.False(t, isErr, text)
@@ -198,6 +205,7 @@ func TestMCPHTTPOperated(t *testing.T) {
 		min    float64
 	}{
 		{"mdmemory_mcp_requests_total", []string{"method", "tools/call", "outcome", "ok"}, 2},
+		{"mdmemory_mcp_requests_total", []string{"method", "server/discover", "outcome", "ok"}, 1},
 		{"mdmemory_mcp_requests_total", []string{"method", "initialize", "outcome", "ok"}, 1},
 		{"mdmemory_mcp_tool_calls_total", []string{"tool", "memory_append", "outcome", "ok"}, 1},
 		{"mdmemory_mcp_tool_calls_total", []string{"tool", "memory_read", "outcome", "ok"}, 1},
@@ -294,9 +302,10 @@ func TestMCPHTTPGracefulStop(t *testing.T) {
 
 	dir := sample(t)
 	s := startServer(t, nil, false, "--dir", dir, "--http", "127.0.0.1:0", "--embed-url", embed.URL+"/v1", "--embed-model", "fake", "--log-format", "none", "--shutdown-timeout", "1h")
-	// The client retries a stream that ended, as clients do by default: the
-	// server ends its event stream once the search is answered.
-	cs, err := newClient().Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.url}, nil)
+	// A client in a session of 2025-11-25, which holds an event stream
+	// open, and retries it when it ends, as clients do by default: the
+	// server ends it once the search is answered.
+	cs, err := newClient().Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	require.NoError(t, err)
 	type answer struct {
 		text string

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -422,4 +423,31 @@ func TestObservedBackend(t *testing.T) {
 	}
 	require.Equal(t, 0.0, value(fams, "mdmemory_backend_errors_total", "op", "write"))
 	require.Equal(t, 1.0, value(fams, "mdmemory_lock_wait_seconds"))
+}
+
+// A user of --users costs its line of the table alone until its first
+// request: 10,000 users, their tokens as SHA-256 digests and their
+// memories under one bucket, take well under 16 KB each.
+func TestUsersMemory(t *testing.T) {
+	const n = 10000
+	var file strings.Builder
+	for i := range n {
+		fmt.Fprintf(&file, "sha256:%064x s3://bucket/fleet/u%06d\n", i, i)
+	}
+	heapNow := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	text := file.String()
+	before := heapNow()
+	u, err := parseUsers(strings.NewReader(text), "", "")
+	require.NoError(t, err)
+	after := heapNow()
+	require.Equal(t, n, u.count())
+	per := (int64(after) - int64(before)) / n
+	t.Logf("%d users: %d bytes each in the table", n, per)
+	require.Less(t, per, int64(16<<10))
+	runtime.KeepAlive(u)
 }

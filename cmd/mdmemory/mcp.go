@@ -64,6 +64,15 @@ are taken from the file's folder. A request sees its token's memory alone;
 a user's store opens on first use, and closes a minute after its last
 session ends.
 
+For an operator: GET /healthz answers 200 while the process runs, and GET
+/readyz 200 while the memory's backend answers (503 otherwise), without a
+token; --metrics ADDR serves Prometheus metrics at http://ADDR/metrics (no
+token, user, path or memory text in them); an access log goes to standard
+error (--log-format text, json or none); SIGTERM or SIGINT stops taking
+requests, lets those under way finish within --shutdown-timeout, releases
+every store and exits 0. Several processes with --users over one bucket
+serve any request in any process, behind a plain round-robin proxy.
+
 Unlike the other commands, mcp writes: the agent records memory through it.
 It creates the directory when it does not exist.`,
 		minArgs: 0, maxArgs: 0,

@@ -346,7 +346,11 @@ func TestFleet(t *testing.T) {
 					break
 				}
 			case 2: // a patch with the version read, read again when stale
-				for try := 0; try < 100; try++ {
+				for try := 0; ; try++ {
+					if try == 100 {
+						t.Errorf("user %d: no patch acknowledged in %d tries", u.n, try)
+						break
+					}
 					text, isErr, answered := call(u, &cl, "memory_read", map[string]any{"path": "facts/user.md"})
 					if !answered {
 						continue
@@ -364,7 +368,7 @@ func TestFleet(t *testing.T) {
 					}
 					n, _ := strconv.Atoi(m[1])
 					u.patchTry++
-					text, isErr, answered = call(u, &cl, "memory_patch", map[string]any{
+					_, isErr, answered = call(u, &cl, "memory_patch", map[string]any{
 						"path": "facts/user.md", "version": version,
 						"patches": []map[string]string{{"oldText": "Counter: " + m[1], "newText": "Counter: " + strconv.Itoa(n+1)}},
 					})

@@ -97,8 +97,8 @@ It creates the directory when it does not exist.`,
 				if f.addr != "" {
 					return serveHTTP(ctx, e, f)
 				}
-				if f.users != "" || f.tokenFile != "" {
-					return usageErr{"--users and --token-file go with --http"}
+				if f.users != "" || f.tokenFile != "" || f.metrics != "" {
+					return usageErr{"--users, --token-file and --metrics go with --http"}
 				}
 				s, close, err := e.open(ctx, true)
 				if err != nil {
@@ -234,6 +234,13 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 	if err != nil {
 		return err
 	}
+	var ml net.Listener // the metrics'
+	if m != nil {
+		if ml, err = listenMetrics(f.metrics); err != nil {
+			l.Close()
+			return err
+		}
+	}
 	streams := newStreams()
 	defer streams.endNow()
 	srv := &http.Server{
@@ -250,12 +257,8 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	if m != nil {
-		maddr, err := serveMetrics(ctx, f.metrics, m, &wg)
-		if err != nil {
-			l.Close()
-			return err
-		}
-		fmt.Fprintf(e.stderr, "mdmemory: metrics at http://%s/metrics\n", maddr)
+		fmt.Fprintf(e.stderr, "mdmemory: metrics at http://%s/metrics\n", ml.Addr())
+		wg.Go(func() { _ = serveMetrics(ctx, ml, m) })
 	}
 	defer context.AfterFunc(ctx, func() {
 		fmt.Fprintf(e.stderr, "mdmemory: stopping: no new requests; those under way have %v to finish\n", f.shutdownTimeout)

@@ -372,17 +372,20 @@ func (s *streams) handler(h http.Handler) http.Handler {
 	})
 }
 
-// serveMetrics serves m at addr's /metrics until ctx ends; it returns the
-// address it listens on.
-func serveMetrics(ctx context.Context, addr string, m *metrics, wg *sync.WaitGroup) (net.Addr, error) {
+// listenMetrics listens on the --metrics address addr.
+func listenMetrics(addr string) (net.Listener, error) {
 	addr, _ = listenAddr(addr)
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics: %w", err)
 	}
+	return l, nil
+}
+
+// serveMetrics serves m at l's /metrics until ctx ends.
+func serveMetrics(ctx context.Context, l net.Listener, m *metrics) error {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	wg.Go(func() { _ = serve(ctx, srv, l, 16, time.Second) })
-	return l.Addr(), nil
+	return serve(ctx, srv, l, 16, time.Second)
 }

@@ -451,3 +451,20 @@ func TestUsersMemory(t *testing.T) {
 	require.Less(t, per, int64(16<<10))
 	runtime.KeepAlive(u)
 }
+
+// TestMCPOperatorUsage: the operator's flags are checked: --metrics and a
+// --log-format of its own go with --http, a negative --shutdown-timeout is
+// refused, and a --metrics address that cannot listen is an error.
+func TestMCPOperatorUsage(t *testing.T) {
+	dir := t.TempDir()
+	r := mdm(t, nil, "mcp", "--dir", dir, "--metrics", "9090")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "--metrics go with --http")
+	r = mdm(t, nil, "mcp", "--dir", dir, "--http", "127.0.0.1:0", "--log-format", "xml")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "--log-format")
+	r = mdm(t, nil, "mcp", "--dir", dir, "--http", "127.0.0.1:0", "--shutdown-timeout", "-1s")
+	require.Equal(t, 2, r.code)
+	r = mdm(t, nil, "mcp", "--dir", dir, "--http", "127.0.0.1:0", "--metrics", "127.0.0.1:-1")
+	require.Contains(t, r.failed(t), "--metrics")
+}

@@ -290,11 +290,66 @@ func probe(ctx context.Context, root string, o *opener) error {
 	return err
 }
 
+// readiness probes the roots, one probe at a time: a call of /readyz,
+// which anyone may make, that comes while a probe is under way takes its
+// result, so that calls in a loop cost the backend no more than one probe
+// after the other.
+type readiness struct {
+	roots []string
+	probe func(ctx context.Context, root string) error
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	running chan struct{} // closed when the probe under way is done; nil for none
+	ok      bool          // the last probe's result
+
+	waiting func() // tests: called when a call waits for another's probe
+}
+
+// ready reports whether every root answers a probe.
+func (rd *readiness) ready(ctx context.Context) bool {
+	rd.mu.Lock()
+	if ch := rd.running; ch != nil {
+		rd.mu.Unlock()
+		if rd.waiting != nil {
+			rd.waiting()
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+		rd.mu.Lock()
+		defer rd.mu.Unlock()
+		return rd.ok
+	}
+	ch := make(chan struct{})
+	rd.running = ch
+	rd.mu.Unlock()
+	ok := true
+	for _, root := range rd.roots {
+		// Not the caller's context: others may wait for this probe.
+		if err := rd.probe(context.WithoutCancel(ctx), root); err != nil {
+			if rd.log != nil {
+				rd.log.Warn("readiness probe failed", slog.String("err", err.Error()))
+			}
+			ok = false
+			break
+		}
+	}
+	rd.mu.Lock()
+	rd.ok, rd.running = ok, nil
+	rd.mu.Unlock()
+	close(ch)
+	return ok
+}
+
 // operated serves h with what an operator needs around it: /healthz
 // answers 200 while the process runs, and /readyz 200 while every root
 // answers a probe, 503 otherwise; neither needs a token nor says more. A
 // failed probe goes to log, when not nil. Every other path is h's.
 func operated(h http.Handler, roots []string, o *opener, log *slog.Logger) http.Handler {
+	rd := &readiness{roots: roots, log: log, probe: func(ctx context.Context, root string) error { return probe(ctx, root, o) }}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead || (r.URL.Path != "/healthz" && r.URL.Path != "/readyz") {
 			h.ServeHTTP(w, r)
@@ -302,17 +357,10 @@ func operated(h http.Handler, roots []string, o *opener, log *slog.Logger) http.
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
-		if r.URL.Path == "/readyz" {
-			for _, root := range roots {
-				if err := probe(r.Context(), root, o); err != nil {
-					if log != nil {
-						log.Warn("readiness probe failed", slog.String("err", err.Error()))
-					}
-					w.WriteHeader(http.StatusServiceUnavailable)
-					io.WriteString(w, "not ready: the memory's backend does not answer\n")
-					return
-				}
-			}
+		if r.URL.Path == "/readyz" && !rd.ready(r.Context()) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, "not ready: the memory's backend does not answer\n")
+			return
 		}
 		io.WriteString(w, "ok\n")
 	})

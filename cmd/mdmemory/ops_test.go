@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -467,4 +468,34 @@ func TestMCPOperatorUsage(t *testing.T) {
 	require.Equal(t, 2, r.code)
 	r = mdm(t, nil, "mcp", "--dir", dir, "--http", "127.0.0.1:0", "--metrics", "127.0.0.1:-1")
 	require.Contains(t, r.failed(t), "--metrics")
+}
+
+// TestReadinessOneProbeAtATime: a /readyz that comes while a probe is
+// under way takes its result, and does not probe the backend again; the
+// next call probes anew.
+func TestReadinessOneProbeAtATime(t *testing.T) {
+	var probes atomic.Int64
+	started, release, waits := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	rd := &readiness{
+		roots: []string{"s3://bucket"},
+		probe: func(context.Context, string) error {
+			if probes.Add(1) == 1 {
+				close(started)
+				<-release
+			}
+			return errors.New("no answer")
+		},
+		waiting: func() { close(waits) },
+	}
+	first, second := make(chan bool), make(chan bool)
+	go func() { first <- rd.ready(context.Background()) }()
+	<-started
+	go func() { second <- rd.ready(context.Background()) }()
+	<-waits
+	close(release)
+	require.False(t, <-first)
+	require.False(t, <-second)
+	require.Equal(t, int64(1), probes.Load(), "the second call probed too")
+	require.False(t, rd.ready(context.Background()))
+	require.Equal(t, int64(2), probes.Load())
 }

@@ -100,3 +100,25 @@ func AwaitRequestsDone(h http.Handler) {
 		runtime.Gosched()
 	}
 }
+
+// Pooled returns the number of idle server sessions in the pool that
+// serves the plain stateless requests of user (of h, made by Handler or
+// UsersHandler; "" for Handler's one store), or -1 when the user has no
+// store open.
+func Pooled(h http.Handler, user string) int {
+	hh := h.(*handler)
+	hh.mu.Lock()
+	t := hh.tenants[user]
+	hh.mu.Unlock()
+	if t == nil {
+		return -1
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pool == nil {
+		return -1
+	}
+	t.pool.mu.Lock()
+	defer t.pool.mu.Unlock()
+	return len(t.pool.idle)
+}

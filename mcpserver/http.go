@@ -62,8 +62,15 @@ type Users interface {
 }
 
 // Handler returns an HTTP handler that serves a server made by [New] over
-// the MCP streamable HTTP transport, at whatever path it is mounted: one
-// conversation per MCP session (the Mcp-Session-Id header), ended when the
+// the MCP streamable HTTP transport, at whatever path it is mounted, in
+// both eras of MCP. A request of the stateless revision (2026-07-28: its
+// MCP-Protocol-Version header or its params._meta names the version) is
+// served on its own, a conversation of its own, without a session; its
+// routing headers must agree with its body (400 and HeaderMismatch,
+// -32020, otherwise), a method the revision does not have gets 404, and a
+// GET 405. An initialize opens a session of an older revision (2025-11-25
+// and before), and the requests that carry its Mcp-Session-Id are served
+// in it: one conversation per MCP session, ended when the
 // client deletes the session, when it has been idle for
 // Options.SessionTimeout (30 minutes by default), or when it is the one
 // closed to make room past Options.MaxSessions (1,000 by default).
@@ -71,8 +78,8 @@ type Users interface {
 // ([memory.Session.End]). A nil opts gives the defaults; store must not
 // be nil. The handler does not close store.
 //
-// On every request, whatever its method or the address it came to, the
-// handler applies, in this order:
+// On every request, whatever its method, its revision or the address it
+// came to, the handler applies, in this order:
 //
 //   - Host: the Host header must name a loopback name or address when the
 //     connection came to a loopback address, the address the connection
@@ -116,7 +123,8 @@ func Handler(store *memory.Store, opts *Options) http.Handler {
 // UsersHandler returns an HTTP handler like [Handler] that serves many
 // users, each its own memory: the bearer token of a request names its user
 // (users.User; no user, 401), and the request sees that user's memory
-// alone, through tools, resources and prompts alike. A session belongs to
+// alone, through tools, resources and prompts alike, in requests of the
+// stateless revision as in sessions. A session belongs to
 // the user that opened it: the id of one user's session, sent with another
 // user's token, gets 404, as an unknown session does. Options.MaxSessions
 // bounds the sessions of all users together; Options.Token is ignored.
@@ -169,6 +177,7 @@ type tenant struct {
 	timer *time.Timer  // guarded by handler.mu: closes the store once idle
 	sdk   http.Handler // the SDK's handler of sessions (2025-11-25 and older)
 	once  http.Handler // the SDK's stateless handler (2026-07-28): each request on its own
+	pool  *pooled      // serves the plain requests of 2026-07-28
 }
 
 // A session is one live MCP session.
@@ -275,7 +284,9 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, user string, bod
 			return
 		}
 		defer h.release(t)
-		t.once.ServeHTTP(w, r)
+		if !t.pool.serve(w, r) {
+			t.once.ServeHTTP(w, r)
+		}
 		return
 	}
 	if id := r.Header.Get(sessionIDHeader); id != "" {
@@ -423,6 +434,11 @@ func (h *handler) acquire(ctx context.Context, user string) (*tenant, error) {
 			// The handler checks Host itself, with AllowedHosts.
 			DisableLocalhostProtection: true,
 		})
+		var tools []string
+		for _, tool := range store.NewSession().Tools() {
+			tools = append(tools, tool.Name)
+		}
+		t.pool = newPooled(srv, tools, poolSize(h.users != nil))
 		t.once = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			Stateless:                  true,
 			Logger:                     h.opts.Logger,
@@ -468,8 +484,9 @@ func (h *handler) closeIfIdle(t *tenant) {
 	if t.store != nil {
 		// t stays in the table while its store closes: a request for
 		// the user meanwhile waits on t.mu, then opens the store again.
+		t.pool.close()
 		t.close()
-		t.store, t.close, t.sdk, t.once = nil, nil, nil, nil
+		t.store, t.close, t.sdk, t.once, t.pool = nil, nil, nil, nil, nil
 		if h.opts.Observer != nil {
 			h.opts.Observer.StoreClosed()
 		}

@@ -164,3 +164,43 @@ func BenchmarkHTTPUsers(b *testing.B) {
 		b.ReportMetric(float64(users.opened.Load()), "stores-opened")
 	}
 }
+
+// BenchmarkHTTPToolCall measures the same tools/call, a memory_read of a
+// small file, over loopback to one Handler, side by side: in a session of
+// 2025-11-25 (the session opened before the timer starts), and as a
+// stateless request of 2026-07-28, which carries its version in _meta and
+// the routing headers and is served on its own. Each is one POST and its
+// answer read whole, by the same client; allocations count both sides.
+func BenchmarkHTTPToolCall(b *testing.B) {
+	store, _ := openStore(b)
+	seed := store.NewSession()
+	if res, err := seed.Call(b.Context(), "memory_append", []byte(`{"path":"facts/user.md","entry":"- Likes tea.","summary":"The user"}`)); err != nil || res.IsError {
+		b.Fatalf("seed: %v %+v", err, res)
+	}
+	h := mcpserver.Handler(store, nil)
+	srv := newHTTPServer(b, h)
+	b.Cleanup(func() { mcpserver.CloseAll(h) })
+	args := map[string]any{"name": "memory_read", "arguments": read("facts/user.md")}
+
+	b.Run("session-2025-11-25", func(b *testing.B) {
+		s := openRaw(b, srv.URL, "")
+		body := mustJSON(b, map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": args})
+		b.ReportAllocs()
+		for b.Loop() {
+			s.send(b, body)
+		}
+		b.StopTimer()
+		s.close(b)
+	})
+	b.Run("stateless-2026-07-28", func(b *testing.B) {
+		body := modernBody(b, "tools/call", args)
+		hdr := modernHeaders("tools/call", "memory_read", nil)
+		b.ReportAllocs()
+		for b.Loop() {
+			resp, text := do(b, rawRequest(b, http.MethodPost, srv.URL, hdr, body))
+			if resp.StatusCode != http.StatusOK || !strings.Contains(text, "Likes tea") {
+				b.Fatalf("%s %s", resp.Status, text)
+			}
+		}
+	})
+}

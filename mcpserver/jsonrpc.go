@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -172,13 +173,18 @@ var methods = map[string]method{
 //     error), or a batch (an array) when the protocol version (the
 //     MCP-Protocol-Version header) is 2025-06-18 or later or an element is
 //     invalid: -32600, status 400, id null;
-//   - a request for a method the server does not have: -32601, status 200,
-//     with the request's id; a notification of a method it does not have
-//     is accepted and ignored (202), as JSON-RPC says;
+//   - a request for a method the server does not have: -32601, status 200
+//     (404 in a request of the stateless revision, which says so), with
+//     the request's id; a notification of a method it does not have is
+//     accepted and ignored (202), as JSON-RPC says;
 //   - a request with an id for a method that is a notification, or a
 //     notification of a method that is a request: -32600, status 400;
 //     a request without the params its method requires: -32602, status
-//     200 (400 and id null for a notification);
+//     200 (400 in a request of the stateless revision; 400 and id null for
+//     a notification);
+//   - in a request of the stateless revision, an Mcp-Name header in the
+//     Base64 form that is not Base64: -32020, status 400 (a valid one is
+//     decoded for the SDK, which compares it with the body);
 //   - a refusal of the SDK in plain text (a session that does not exist,
 //     404; an Accept header without text/event-stream, 400): the same
 //     status, with a JSON-RPC error (-32600, or -32603 for a status of
@@ -265,7 +271,9 @@ func jsonRPCErrors(h http.Handler, limit int64) http.Handler {
 				writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidParams, fmt.Sprintf("invalid params: %q requires params", req.Method))
 			}
 		default:
-			h.ServeHTTP(w, r)
+			// The request decoded goes on with it, for the handler of
+			// the stateless revision.
+			h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), messageKey{}, req)))
 		}
 	})
 }

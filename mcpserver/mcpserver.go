@@ -151,11 +151,18 @@ type Options struct {
 // per process). What the conversation has read it may change; a change
 // made by anyone else since is refused until it reads the file again, or
 // the call carries the version memory_read gave. The conversation ends
-// ([memory.Session.End]) when the MCP session closes. A request served
-// outside a lasting session (a stateless HTTP handler, a client of the
-// sessionless 2026-07-28 protocol) is a conversation of its own: such a
-// client, like one that starts a new process for each call, changes an
-// existing file only with version tokens.
+// ([memory.Session.End]) when the MCP session closes. A request of the
+// stateless revision ([StatelessRevision], 2026-07-28: it carries its
+// protocol version in params._meta), over any transport, is a
+// conversation of its own, as is one served outside a lasting session (a
+// stateless HTTP handler): such a client, like one that starts a new
+// process for each call, changes an existing file only with version
+// tokens.
+//
+// The results of tools/list, prompts/list, resources/templates/list and
+// server/discover may be cached for [ListTTL] by anyone (cacheScope
+// "public"); those of resources/list and resources/read not at all, and by
+// the user alone ("private").
 //
 // A mistake of the model (a bad path, a budget exceeded, a change since
 // the file was read, malformed arguments) is a tool result with isError

@@ -124,9 +124,14 @@ func TestStatelessHTTP(t *testing.T) {
 	if v := legacy.InitializeResult().ProtocolVersion; v != "2025-11-25" {
 		t.Errorf("the session speaks %s", v)
 	}
-	// Only the session is one: the stateless requests made none.
+	// Only the session is one: the stateless requests made none. They
+	// were served by the lasting server sessions of the pool, which
+	// holds at least one, idle.
 	if n := mcpserver.LiveSessions(h); n != 1 {
 		t.Errorf("%d live sessions, want 1", n)
+	}
+	if n := mcpserver.Pooled(h, ""); n < 1 {
+		t.Errorf("%d sessions idle in the pool, want at least 1", n)
 	}
 	text, err := store.Read(context.Background(), "facts/user.md")
 	if err != nil || !strings.Contains(text, "cocoa") {
@@ -392,10 +397,17 @@ func TestStatelessUsers(t *testing.T) {
 		t.Errorf("an unknown token: %s, want 401", resp.Status)
 	}
 
-	// No session holds a store: once idle, each is released.
+	// No session holds a store: once idle, each is released, and the
+	// pool that served the user's requests with it.
 	mcpserver.AwaitUnused(h, "alice")
 	mcpserver.AwaitUnused(h, "bob")
+	if n := mcpserver.Pooled(h, "alice"); n != 1 {
+		t.Errorf("%d sessions idle in alice's pool, want 1", n)
+	}
 	mcpserver.ReleaseIdle(h)
+	if n := mcpserver.Pooled(h, "alice"); n != -1 {
+		t.Errorf("alice's pool after her store was released: %d", n)
+	}
 	if o, c := users.opened.Load(), users.closedN.Load(); o != 2 || c != 2 {
 		t.Errorf("%d stores opened, %d closed; want 2 and 2", o, c)
 	}

@@ -41,7 +41,10 @@ const MaxLineLength = mcp.DefaultMaxLineLength
 //     invalid request, with "id": null.
 //
 // A request for a method the server does not have is answered -32601 by
-// the SDK, with its id. Empty lines are skipped. A request cancelled by the client
+// the SDK, with its id. A request that carries its protocol version in
+// params._meta (the stateless revision, 2026-07-28) is served on its own,
+// without initialize; server/discover without that version is answered
+// -32602, as a server of that revision answers it. Empty lines are skipped. A request cancelled by the client
 // (notifications/cancelled) before its answer is written gets no answer,
 // as the MCP specification asks; one answered already stays answered.
 //

@@ -90,9 +90,12 @@ func TestMCPStdio(t *testing.T) {
 }
 
 // TestMCPHTTP: "mdmemory mcp --http" serves streamable HTTP, one
-// conversation per MCP session: a session may change what it has read, and
-// another session may not change it without reading it first. An
-// interrupt stops it with status 0.
+// conversation per MCP session (2025-11-25): a session may change what it
+// has read, and another session may not change it without reading it
+// first. On the same endpoint, a client of the stateless revision
+// (2026-07-28, the SDK client's default) has no session: each request is
+// a conversation of its own, so it changes the file only with the version
+// memory_read gave. An interrupt stops it with status 0.
 func TestMCPHTTP(t *testing.T) {
 	dir := sample(t)
 	cmd := mdmemoryCmd("mcp", "--dir", dir, "--http", "127.0.0.1:0")
@@ -106,14 +109,13 @@ func TestMCPHTTP(t *testing.T) {
 	require.NotNil(t, m, line)
 
 	ctx := context.Background()
-	connect := func() *mcp.ClientSession {
-		// Sessions: the SDK's client speaks the stateless 2026-07-28
-		// when the server does, unless asked for 2025-11-25.
-		cs, err := newClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: m[1], MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	connect := func(version string) *mcp.ClientSession {
+		cs, err := newClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: m[1], MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		require.NoError(t, err)
+		require.Equal(t, version, cs.InitializeResult().ProtocolVersion)
 		return cs
 	}
-	a, b := connect(), connect()
+	a, b := connect("2025-11-25"), connect("2025-11-25")
 	write := func(cs *mcp.ClientSession, content string) (string, bool) {
 		return call(t, cs, "memory_write", map[string]any{"path": "facts/user.md", "content": content, "version": nil})
 	}
@@ -129,12 +131,24 @@ func TestMCPHTTP(t *testing.T) {
 	require.NoError(t, a.Close())
 	require.NoError(t, b.Close())
 
+	c := connect("2026-07-28")
+	require.Empty(t, c.ID(), "a stateless client has no session")
+	text, isErr = call(t, c, "memory_read", map[string]any{"path": "facts/user.md"})
+	require.False(t, isErr, text)
+	version := regexp.MustCompile(`version: (\S+)`).FindStringSubmatch(text)
+	require.NotNil(t, version, text)
+	text, isErr = call(t, c, "memory_patch", map[string]any{"path": "facts/user.md", "patches": []map[string]any{{"oldText": "PVG", "newText": "SHA"}}, "version": nil})
+	require.True(t, isErr, "a stateless request has read nothing: %s", text)
+	text, isErr = call(t, c, "memory_patch", map[string]any{"path": "facts/user.md", "patches": []map[string]any{{"oldText": "PVG", "newText": "SHA"}}, "version": version[1]})
+	require.False(t, isErr, "with the version read: %s", text)
+	require.NoError(t, c.Close())
+
 	s, err := memory.Open(dir, nil)
 	require.NoError(t, err)
 	got, err := s.Read(ctx, "facts/user.md")
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
-	require.Contains(t, got, "- Home airport: PVG")
+	require.Contains(t, got, "- Home airport: SHA")
 
 	if runtime.GOOS == "windows" {
 		return // no interrupt to send

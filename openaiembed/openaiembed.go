@@ -13,11 +13,13 @@ package openaiembed
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -34,9 +36,21 @@ const DefaultBatchSize = 64
 // is nil.
 const DefaultTimeout = 60 * time.Second
 
-// maxResponse bounds the body of a response read: 64 texts of 3,072
-// numbers are some 4 MB of JSON.
-const maxResponse = 256 << 20
+// The bound of an answer, computed from its request (see responseBound):
+// each text's vector has at most maxDimensions numbers (or the
+// Options.Dimensions asked for), each number takes at most bytesPerNumber
+// bytes of JSON with what separates it, and each text's entry
+// ("object", "index") and the answer ("model", "usage") at most their
+// slack. 64 texts of 8,192 numbers are some 17 MB.
+const (
+	maxDimensions  = 8192
+	bytesPerNumber = 32
+	slackPerText   = 1 << 10
+	slackAnswer    = 64 << 10
+)
+
+// maxErrorBody bounds the body of a refusal read for its message.
+const maxErrorBody = 64 << 10
 
 // Options configure a [Client]. The zero value, like a nil *Options, sends
 // no key, asks for the model's own number of dimensions, and sends
@@ -65,7 +79,10 @@ type Options struct {
 	Floor float64
 
 	// HTTPClient sends the requests. nil means a client with a
-	// DefaultTimeout timeout.
+	// DefaultTimeout timeout. Whichever client sends them, a redirect
+	// is followed only to the base URL's own scheme, host and port (see
+	// [Client.Embed]): the Client uses a copy of it whose CheckRedirect
+	// refuses the others before the one it had is asked.
 	HTTPClient *http.Client
 }
 
@@ -80,7 +97,7 @@ type Client struct {
 	batch int
 	floor float64
 	http  *http.Client
-	limit int64 // the bytes of a response read at most: maxResponse, less in tests
+	limit int64 // when positive, the bytes of a response read at most, below responseBound (tests)
 }
 
 // New returns a Client for the model at baseURL, the API's root with its
@@ -111,16 +128,58 @@ func New(baseURL, model string, opts *Options) (*Client, error) {
 		dims:  o.Dimensions,
 		batch: o.BatchSize,
 		floor: o.Floor,
-		http:  o.HTTPClient,
-		limit: maxResponse,
 	}
 	if c.batch == 0 {
 		c.batch = DefaultBatchSize
 	}
-	if c.http == nil {
-		c.http = &http.Client{Timeout: DefaultTimeout}
+	hc := http.Client{Timeout: DefaultTimeout}
+	if o.HTTPClient != nil {
+		hc = *o.HTTPClient
 	}
+	hc.CheckRedirect = sameOrigin(u, hc.CheckRedirect)
+	c.http = &hc
 	return c, nil
+}
+
+// sameOrigin is a CheckRedirect that refuses a redirect to another
+// scheme, host or port than base's, and asks next (Go's default when nil)
+// about the others. Go's client keeps the Authorization header on a
+// redirect to the same host under another scheme or port: from https to
+// plain http, the key would go in clear, and with it the texts, which are
+// a person's memory.
+func sameOrigin(base *url.URL, next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if !strings.EqualFold(req.URL.Scheme, base.Scheme) || !strings.EqualFold(hostPort(req.URL), hostPort(base)) {
+			return fmt.Errorf("the server redirected the request to %s://%s, another scheme, host or port than %s://%s: not followed, so that the key and the texts go nowhere else", req.URL.Scheme, req.URL.Host, base.Scheme, base.Host)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+}
+
+// hostPort is u's host and port, the scheme's default port when it names
+// none.
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// responseBound is the size in bytes an answer to n texts may have, for
+// vectors of dims numbers at most (maxDimensions when 0): a body past it
+// is refused as it is read, before it is all in memory.
+func responseBound(n, dims int) int64 {
+	if dims <= 0 {
+		dims = maxDimensions
+	}
+	return int64(n)*(int64(dims)*bytesPerNumber+slackPerText) + slackAnswer
 }
 
 // Model names the model and the dimensions asked for, as memory names its
@@ -143,6 +202,14 @@ func (c *Client) Floor() float64 { return c.floor }
 // returns an [*Error] when the server refuses a request (its status and
 // message), and an error when it cannot be reached, when ctx ends, or when
 // its answer is not one vector per text, all of one length.
+//
+// An answer is read within a bound computed from its request: the texts
+// it carries, times the numbers of a vector (Options.Dimensions, or
+// 8,192 when 0), times 32 bytes a number, and some room for the rest. An
+// answer that declares a larger length, or grows past it as it is read,
+// is refused there, and so is a vector of more numbers. A redirect is
+// followed only to the base URL's scheme, host and port: the key (and the
+// texts) go to no other.
 func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, 0, len(texts))
 	for len(texts) > 0 {
@@ -175,6 +242,32 @@ type response struct {
 		Index     *int      `json:"index"`
 		Embedding []float32 `json:"embedding"`
 	} `json:"data"`
+	errorBody
+}
+
+// errorBody is what servers say of a refusal: OpenAI's and llama.cpp's
+// {"error": {"message": …}}, Ollama's {"error": "…"}, vLLM's
+// {"message": …}.
+type errorBody struct {
+	Error   json.RawMessage `json:"error"`
+	Message string          `json:"message"`
+}
+
+// text is the message of e, cleaned; "" for none.
+func (e *errorBody) text() string {
+	var text string
+	var obj struct {
+		Message string `json:"message"`
+	}
+	switch {
+	case json.Unmarshal(e.Error, &text) == nil && text != "":
+		return clean(text)
+	case json.Unmarshal(e.Error, &obj) == nil && obj.Message != "":
+		return clean(obj.Message)
+	case e.Message != "":
+		return clean(e.Message)
+	}
+	return ""
 }
 
 // embed makes one request.
@@ -194,22 +287,45 @@ func (c *Client) embed(ctx context.Context, texts []string) ([][]float32, error)
 		return nil, fmt.Errorf("openaiembed: %w", err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, c.limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("openaiembed: reading the response: %w", err)
-	}
-	if int64(len(data)) > c.limit {
-		return nil, fmt.Errorf("openaiembed: a response over %d bytes", c.limit)
-	}
 	if resp.StatusCode/100 != 2 {
+		data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		if err != nil {
+			return nil, fmt.Errorf("openaiembed: reading the response: %w", err)
+		}
 		return nil, &Error{StatusCode: resp.StatusCode, Message: message(data, resp.Status)}
 	}
+	dims := cmp.Or(c.dims, maxDimensions)
+	bound := responseBound(len(texts), c.dims)
+	if c.limit > 0 {
+		bound = min(bound, c.limit)
+	}
+	tooLarge := func() error {
+		return fmt.Errorf("openaiembed: a response over %d bytes, more than %d vectors of %d numbers take: refused", bound, len(texts), dims)
+	}
+	if resp.ContentLength > bound {
+		return nil, tooLarge()
+	}
 	var r response
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("openaiembed: the response is not an embeddings list: %w", err)
+	dec := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, bound))
+	if err := dec.Decode(&r); err != nil {
+		var over *http.MaxBytesError
+		switch {
+		case errors.As(err, &over):
+			return nil, tooLarge()
+		case errors.Is(err, io.ErrUnexpectedEOF) && ctx.Err() == nil:
+			return nil, fmt.Errorf("openaiembed: reading the response: %w", err)
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("openaiembed: reading the response: %w", ctx.Err())
+		}
+		var syntax *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &syntax) || errors.As(err, &typ) || errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("openaiembed: the response is not an embeddings list: %w", err)
+		}
+		return nil, fmt.Errorf("openaiembed: reading the response: %w", err)
 	}
 	if len(r.Data) == 0 && len(texts) > 0 {
-		if m := message(data, ""); m != "" {
+		if m := r.text(); m != "" {
 			return nil, &Error{StatusCode: resp.StatusCode, Message: m}
 		}
 	}
@@ -229,6 +345,8 @@ func (c *Client) embed(ctx context.Context, texts []string) ([][]float32, error)
 			return nil, fmt.Errorf("openaiembed: two embeddings for index %d", at)
 		case len(d.Embedding) == 0:
 			return nil, fmt.Errorf("openaiembed: an empty embedding for index %d", at)
+		case len(d.Embedding) > dims:
+			return nil, fmt.Errorf("openaiembed: an embedding of %d numbers for index %d, more than the %d asked for", len(d.Embedding), at, dims)
 		}
 		out[at] = d.Embedding
 	}
@@ -252,24 +370,9 @@ func (e *Error) Error() string {
 // {"message": …}, or a text body, cut to 300 characters; otherwise
 // fallback.
 func message(body []byte, fallback string) string {
-	var e struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-	}
+	var e errorBody
 	if json.Unmarshal(body, &e) == nil {
-		var text string
-		var obj struct {
-			Message string `json:"message"`
-		}
-		switch {
-		case json.Unmarshal(e.Error, &text) == nil && text != "":
-			return clean(text)
-		case json.Unmarshal(e.Error, &obj) == nil && obj.Message != "":
-			return clean(obj.Message)
-		case e.Message != "":
-			return clean(e.Message)
-		}
-		return fallback
+		return cmp.Or(e.text(), fallback)
 	}
 	if m := clean(string(body)); m != "" {
 		return m

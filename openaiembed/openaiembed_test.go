@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -339,4 +340,125 @@ func TestWithMemory(t *testing.T) {
 	require.Equal(t, "Sold the sedan", hits[0].Title)
 	require.Len(t, srv.reqs, 2)
 	require.Equal(t, []string{"automobile"}, srv.reqs[1].Input, "the entries' vectors came from the cache")
+}
+
+// TestEmbedHugeAnswer: an answer is read within a bound computed from its
+// request (a few hundred KB for one text), and refused there: a server
+// that streams hundreds of MB, or declares as much, costs a few MB of
+// memory, not the body's size.
+func TestEmbedHugeAnswer(t *testing.T) {
+	chunk := []byte(strings.Repeat("0.123456789,", 1024))
+	var mu sync.Mutex
+	var sent int64
+	stream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, `{"data":[{"index":0,"embedding":[`)
+		for range (300 << 20) / len(chunk) { // 300 MB
+			n, err := w.Write(chunk)
+			mu.Lock()
+			sent += int64(n)
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+		io.WriteString(w, `1]}]}`)
+	}))
+	t.Cleanup(stream.Close)
+	c, err := openaiembed.New(stream.URL+"/v1", "m", nil)
+	require.NoError(t, err)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err = c.Embed(context.Background(), []string{"a"})
+	runtime.ReadMemStats(&after)
+	require.ErrorContains(t, err, "more than 1 vectors of 8192 numbers take: refused")
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "bytes allocated by one Embed of a huge answer")
+	stream.CloseClientConnections()
+
+	// A length declared too large is refused before the body is read.
+	declared := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "300000000")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, `{"data":[`)
+	}))
+	t.Cleanup(declared.Close)
+	c, err = openaiembed.New(declared.URL+"/v1", "m", &openaiembed.Options{Dimensions: 256})
+	require.NoError(t, err)
+	_, err = c.Embed(context.Background(), []string{"a", "b"})
+	require.ErrorContains(t, err, "more than 2 vectors of 256 numbers take: refused")
+
+	// A vector longer than asked for.
+	srv := newServer(t, func(w http.ResponseWriter, _ embedRequest) {
+		io.WriteString(w, `{"data":[{"index":0,"embedding":[1,2,3,4,5]}]}`)
+	})
+	c, err = openaiembed.New(srv.URL+"/v1", "m", &openaiembed.Options{Dimensions: 4})
+	require.NoError(t, err)
+	_, err = c.Embed(context.Background(), []string{"a"})
+	require.ErrorContains(t, err, "an embedding of 5 numbers for index 0, more than the 4 asked for")
+}
+
+// TestEmbedRedirects: the key never leaves the base URL's scheme, host and
+// port. Go's client keeps Authorization on a redirect to the same host
+// under another scheme or port; the Client refuses such a redirect, and
+// follows one to its own origin, asking the CheckRedirect of the client it
+// was given too.
+func TestEmbedRedirects(t *testing.T) {
+	var mu sync.Mutex
+	var leaked []string
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		leaked = append(leaked, r.Header.Get("Authorization"))
+		mu.Unlock()
+		openAI(nil)(w, embedRequest{Input: []string{"a"}})
+	}))
+	t.Cleanup(plain.Close)
+	tls := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/embeddings": // to plain http, on another port
+			http.Redirect(w, r, plain.URL+"/v1/embeddings", http.StatusTemporaryRedirect)
+		case "/moved/embeddings": // within its own origin
+			http.Redirect(w, r, "/v1/embeddings-here", http.StatusPermanentRedirect)
+		case "/v1/embeddings-here":
+			if r.Header.Get("Authorization") != "Bearer sk-secret" {
+				http.Error(w, "no key", http.StatusUnauthorized)
+				return
+			}
+			io.Copy(io.Discard, r.Body)
+			io.WriteString(w, `{"data":[{"index":0,"embedding":[1,2]}]}`)
+		}
+	}))
+	t.Cleanup(tls.Close)
+
+	c, err := openaiembed.New(tls.URL+"/v1", "m", &openaiembed.Options{APIKey: "sk-secret", HTTPClient: tls.Client()})
+	require.NoError(t, err)
+	_, err = c.Embed(context.Background(), []string{"a"})
+	require.ErrorContains(t, err, "another scheme, host or port")
+	require.NotContains(t, err.Error(), "sk-secret")
+	mu.Lock()
+	require.Empty(t, leaked, "the plain http server was sent the request")
+	mu.Unlock()
+
+	// Another port of the same host, same scheme.
+	other := httptest.NewServer(http.RedirectHandler(plain.URL+"/v1/embeddings", http.StatusTemporaryRedirect))
+	t.Cleanup(other.Close)
+	c, err = openaiembed.New(other.URL+"/v1", "m", &openaiembed.Options{APIKey: "sk-secret"})
+	require.NoError(t, err)
+	_, err = c.Embed(context.Background(), []string{"a"})
+	require.ErrorContains(t, err, "another scheme, host or port")
+	mu.Lock()
+	require.Empty(t, leaked, "the server on another port was sent the request")
+	mu.Unlock()
+
+	// Within the origin: followed, with the key; the given client's own
+	// CheckRedirect is asked too, and the client given is not changed.
+	var asked int
+	hc := tls.Client()
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { asked++; return nil }
+	c, err = openaiembed.New(tls.URL+"/moved", "m", &openaiembed.Options{APIKey: "sk-secret", HTTPClient: hc})
+	require.NoError(t, err)
+	got, err := c.Embed(context.Background(), []string{"a"})
+	require.NoError(t, err)
+	require.Equal(t, [][]float32{{1, 2}}, got)
+	require.Equal(t, 1, asked)
 }

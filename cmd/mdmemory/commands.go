@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -102,7 +103,10 @@ func cmdShow() *command {
 		name: "show", args: "PATH", summary: "the content of one file", reads: true, minArgs: 1, maxArgs: 1,
 		about: `Prints the file at PATH (facts/user.md, episodes/2026-02.md, a month's part
 episodes/2026-02.001.md, an archived original episodes/archive/2025-03.md) as
-it is.
+it is, but for a control character (an escape sequence a model wrote), a
+mark that reorders text on screen and a byte that is not UTF-8, which are
+shown escaped (\x1b), as diff, search, context, log and import show them;
+--json gives the content exactly.
 
 With --json: {"path", "version", "content"}; version is the token an agent's
 memory_write takes to change the file only if it is still this content.`,
@@ -124,7 +128,7 @@ memory_write takes to change the file only if it is still this content.`,
 						Content string `json:"content"`
 					}{e.args[0], memory.Version(text), text})
 				}
-				_, err = io.WriteString(e.stdout, text)
+				_, err = io.WriteString(e.stdout, printableText(text))
 				return err
 			}
 		},
@@ -172,9 +176,9 @@ With --json: [{"path", "line", "title", "date", "snippet", "score"}].`,
 					if h.Date != "" {
 						head += "  " + h.Date
 					}
-					fmt.Fprintf(e.stdout, "%s  %s\n", head, h.Title)
+					fmt.Fprintf(e.stdout, "%s  %s\n", head, printable(h.Title))
 					if h.Snippet != "" && h.Snippet != h.Title {
-						fmt.Fprintf(e.stdout, "    %s\n", h.Snippet)
+						fmt.Fprintf(e.stdout, "    %s\n", printable(h.Snippet))
 					}
 				}
 				return nil
@@ -220,7 +224,7 @@ With --json: {"query", "budget", "text"}.`,
 				if text == "" {
 					fmt.Fprintln(e.stderr, "mdmemory: memory is empty, or nothing in it fits the budget")
 				}
-				_, err = io.WriteString(e.stdout, text)
+				_, err = io.WriteString(e.stdout, printableText(text))
 				return err
 			}
 		},
@@ -371,20 +375,43 @@ func printFindings(e *env, findings []memory.Finding) {
 		if f.Line > 0 {
 			where += ":" + strconv.Itoa(f.Line)
 		}
-		problem := paint(e.color, red, f.Problem)
+		problem := paint(e.color, red, printable(f.Problem))
 		if f.Warning {
-			problem = paint(e.color, yellow, "warning: "+f.Problem)
+			problem = paint(e.color, yellow, "warning: "+printable(f.Problem))
 		}
-		fmt.Fprintf(e.stdout, "%s: %s\n    %s\n", paint(e.color, bold, where), problem, f.Fix)
+		fmt.Fprintf(e.stdout, "%s: %s\n    %s\n", paint(e.color, bold, where), problem, printable(f.Fix))
 	}
 }
 
-// writeJSON writes v as indented JSON and a newline.
+// writeJSON writes v as indented JSON and a newline. Besides what JSON
+// escapes (the C0 controls, ESC among them), DEL and the C1 controls
+// (U+0080 to U+009F, which some terminals act on as CSI and the like) are
+// written escaped too: the same strings, read by any JSON reader, and
+// nothing a terminal acts on.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	out := b.Bytes()
+	if bytes.IndexByte(out, 0x7f) >= 0 || bytes.IndexByte(out, 0xc2) >= 0 {
+		var e bytes.Buffer
+		for len(out) > 0 {
+			r, n := utf8.DecodeRune(out)
+			if r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+				fmt.Fprintf(&e, `\u%04x`, r)
+			} else {
+				e.Write(out[:n])
+			}
+			out = out[n:]
+		}
+		out = e.Bytes()
+	}
+	_, err := w.Write(out)
+	return err
 }
 
 // budgetLine renders size against budget as a bar:
@@ -469,12 +496,55 @@ func shownPath(p string) string {
 	return p
 }
 
-// printable replaces control characters in one line of text with spaces.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
+// printable shows one line of text a model or a file gave with what a
+// terminal would act on escaped: control characters (ESC, CR, BEL, the C1
+// ones), the marks that reorder text on screen (bidirectional overrides
+// and isolates), and bytes that are not UTF-8, as Go writes them in a
+// string: \x1b, \u202e. The rest, a backslash included, is as it is. It is
+// the one rule for everything the commands print of a memory's content
+// (show, diff, search, context, log, import); --json gives the content
+// exactly.
+func printable(s string) string { return escapeControls(s, false) }
+
+// printableText is printable for text of many lines: its newlines and
+// tabs are kept.
+func printableText(s string) string { return escapeControls(s, true) }
+
+func escapeControls(s string, lines bool) string {
+	shown := func(r rune) bool {
+		return (lines && (r == '\n' || r == '\t')) || !(unicode.IsControl(r) || bidi(r))
+	}
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || !shown(r) {
+			clean = false
+			break
 		}
-		return r
-	}, s)
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case shown(r):
+			b.WriteString(s[i : i+n])
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// bidi reports whether r is a mark that reorders the text around it on
+// screen (an embedding, override or isolate), with which a line can show
+// other than what it holds.
+func bidi(r rune) bool {
+	return r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }

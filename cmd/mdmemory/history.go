@@ -137,7 +137,7 @@ func printLog(w io.Writer, changes []memory.Change) {
 		if actor == "" {
 			actor = "-"
 		}
-		rows = append(rows, []string{when, c.Op, shownPath(c.Path), actor, short(c.Old) + " -> " + short(c.New)})
+		rows = append(rows, []string{when, printable(c.Op), shownPath(c.Path), actor, short(c.Old) + " -> " + short(c.New)})
 	}
 	table(w, rows)
 	if pending {
@@ -229,7 +229,7 @@ when the file does not exist now.`,
 						Diff string `json:"diff"`
 					}{p, from, to, d})
 				}
-				_, err = io.WriteString(e.stdout, colorDiff(e.color, d))
+				_, err = io.WriteString(e.stdout, colorDiff(e.color, printableText(d)))
 				return err
 			}
 		},
@@ -327,7 +327,7 @@ unseen. Then nothing is changed, and the exit status is 1.
 				fmt.Fprintf(e.stdout, "Restored %s to version %s (%s).\n", shownPath(p), short(v), undo)
 				if *showDiff {
 					d := diff.Unified(p+"\t"+short(at), p+"\t"+short(v), before, restored, diffContext)
-					_, err = io.WriteString(e.stdout, colorDiff(e.color, d))
+					_, err = io.WriteString(e.stdout, colorDiff(e.color, printableText(d)))
 				}
 				return err
 			}

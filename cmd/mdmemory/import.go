@@ -26,7 +26,7 @@ import (
 // the library. What each layout holds, and where it goes:
 //
 //	openclaw     SOUL.md, USER.md, MEMORY.md, memory/YYYY-MM-DD.md, memory/*.md
-//	claude-code  MEMORY.md (its index lines are left out), *.md topic files
+//	claude-code  MEMORY.md (its index lines are left out), *.md notes (see note)
 //	agnx         [agents/ID/]MEMORY.md, daily/YYYY-MM-DD.md, world/*.md
 //	toebeans     SOUL.md, knowledge/USER.md, knowledge/YYYY-MM-DD.md, knowledge/*.md
 //
@@ -65,7 +65,7 @@ this memory; with --apply, writes it. FORMAT is one of:
 
   openclaw     SOUL.md, USER.md, MEMORY.md, memory/YYYY-MM-DD.md daily logs,
                memory/*.md topic files (the workspace folder)
-  claude-code  MEMORY.md and its topic files *.md (Claude Code's auto memory
+  claude-code  MEMORY.md and its notes *.md (Claude Code's auto memory
                folder, ~/.claude/projects/PROJECT/memory)
   agnx         MEMORY.md, daily/YYYY-MM-DD.md and the shared world/*.md
                (.agnx/memory, with --agent ID when it holds several agents,
@@ -80,11 +80,19 @@ A daily log becomes entries of its month (episodes/YYYY-MM.md), one per
 world topic (world/NAME.md) with --world, else fact lines of
 facts/memory.md.
 
+A Claude Code note (front matter with name, description and type) goes
+where its type says: user to facts/user.md, feedback, project and reference
+to facts/memory.md, a project note dated by its name or first words
+(YYYY-MM-DD) as an entry of its month. It comes whole, keyed by its name:
+"- NAME: its paragraphs and list items", on one line when it fits (2,000
+bytes), else a line a paragraph. A paragraph of MEMORY.md becomes a line.
+
 Nothing is overwritten: every line goes through the library as memory_append
 does, with its refusals (a line worded as temporary, a fact already there,
 a budget full) and its bounds. What does not fit is listed with the reason:
 text that is no list item in a file of facts, a refusal, a file over 1 MiB,
-a file the layout does not know. Without --apply, a dry run: the same
+a file the layout does not know, a link (never followed, a folder's
+included), a named pipe or a device (never waited on). Without --apply, a dry run: the same
 judgement on a scratch copy of the memory's facts, and nothing written.
 
 With --json: {"format", "dir", "applied", "imported": [{"from", "line",
@@ -101,7 +109,7 @@ With --json: {"format", "dir", "applied", "imported": [{"from", "line",
 					return fmt.Errorf("%s is not a directory to import from", dir)
 				}
 				world := e.store.worldWhere(e.getenv) != ""
-				items, err := importPlan(format, dir, *agent, world)
+				items, err := importPlan(ctx, format, dir, *agent, world)
 				if err != nil {
 					return err
 				}
@@ -289,9 +297,10 @@ func (e *env) reportImport(format, dir string, items []importItem, applied bool)
 		for _, it := range left {
 			fmt.Fprintf(w, "  %s", where(it))
 			if it.Text != "" {
-				fmt.Fprintf(w, "  %s", cut(it.Text, 60))
+				// In full: what is left out is the person's to bring by hand.
+				fmt.Fprintf(w, "  %s", printable(it.Text))
 			}
-			fmt.Fprintf(w, "\n      %s\n", it.Reason)
+			fmt.Fprintf(w, "\n      %s\n", printable(it.Reason)) // a refusal quotes the line
 		}
 	}
 	verb := "to import"
@@ -330,8 +339,13 @@ func cut(s string, n int) string {
 // importPlan reads the tree at dir as format lays it out, and returns what
 // goes where: persona first, then the facts about the person, the other
 // facts, the topics, and the daily logs oldest first.
-func importPlan(format, dir, agent string, world bool) ([]importItem, error) {
-	p := &planner{root: dir, world: world}
+//
+// It opens the tree's folders and files without following a link and
+// without blocking (openBeneath), and says what it left out and why: a
+// link, a named pipe or a device where a folder or a file belongs. It
+// stops when ctx ends.
+func importPlan(ctx context.Context, format, dir, agent string, world bool) ([]importItem, error) {
+	p := &planner{ctx: ctx, root: dir, world: world}
 	switch format {
 	case "openclaw":
 		p.folder("", map[string]func(string){
@@ -342,11 +356,12 @@ func importPlan(format, dir, agent string, world bool) ([]importItem, error) {
 		}, "an OpenClaw workspace file that is not memory")
 		p.folder("memory", nil, "")
 	case "claude-code":
+		p.prose, p.notes = true, true
 		p.folder("", map[string]func(string){
 			"MEMORY.md": p.facts("facts/memory.md"),
 		}, "")
 	case "agnx":
-		own, shared, err := agnxFolders(dir, agent)
+		own, shared, err := agnxFolders(dir, agent, &p.first)
 		if err != nil {
 			return nil, err
 		}
@@ -387,13 +402,19 @@ func importPlan(format, dir, agent string, world bool) ([]importItem, error) {
 }
 
 // agnxFolders finds an agnx tree's agent folder and shared world folder
-// (relative to dir; "" for the root, and for none).
-func agnxFolders(dir, agent string) (own, shared string, err error) {
+// (relative to dir; "" for the root, and for none). A folder that is a
+// link, or no folder, is left out, and said so in left.
+func agnxFolders(dir, agent string, left *[]importItem) (own, shared string, err error) {
 	if agent != "" {
 		own = path.Join("agents", agent)
-	} else if isDir(filepath.Join(dir, "agents")) && !exists(filepath.Join(dir, "MEMORY.md")) {
-		ents, err := os.ReadDir(filepath.Join(dir, "agents"))
+	} else if isDir(dir, "agents", left) && !exists(filepath.Join(dir, "MEMORY.md")) {
+		f, err := openBeneath(dir, "agents", true)
 		if err != nil {
+			return "", "", err
+		}
+		ents, err := f.ReadDir(maxImportFiles)
+		f.Close()
+		if err != nil && !errors.Is(err, io.EOF) {
 			return "", "", err
 		}
 		var ids []string
@@ -414,18 +435,31 @@ func agnxFolders(dir, agent string) (own, shared string, err error) {
 			return "", "", usageErr{fmt.Sprintf("%s holds %d agents (%s): name one with --agent ID", dir, len(ids), strings.Join(ids, ", "))}
 		}
 	}
-	if own != "" && !isDir(filepath.Join(dir, filepath.FromSlash(own))) {
+	if own != "" && !isDir(dir, own, nil) {
+		if _, err := openBeneath(dir, own, true); errors.As(err, new(*treeError)) {
+			return "", "", fmt.Errorf("%s: %s", dir, oneLine(err))
+		}
 		return "", "", fmt.Errorf("%s has no folder %s", dir, own)
 	}
-	if isDir(filepath.Join(dir, "world")) {
+	if isDir(dir, "world", left) {
 		shared = "world"
 	}
 	return own, shared, nil
 }
 
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
+// isDir reports whether rel beneath root is a folder, opened as import
+// opens one (openBeneath). What stands there that is not a folder is said
+// in left, when left is not nil.
+func isDir(root, rel string, left *[]importItem) bool {
+	f, err := openBeneath(root, rel, true)
+	if err != nil {
+		if left != nil && errors.As(err, new(*treeError)) {
+			*left = append(*left, importItem{From: rel + "/", Reason: oneLine(err)})
+		}
+		return false
+	}
+	f.Close()
+	return true
 }
 
 func exists(p string) bool {
@@ -435,8 +469,11 @@ func exists(p string) bool {
 
 // planner collects what import moves.
 type planner struct {
+	ctx    context.Context
 	root   string
 	world  bool
+	prose  bool         // a paragraph of a file of facts becomes a line, not left out (claude-code)
+	notes  bool         // a topic file is a note with front matter (claude-code: note)
 	first  []importItem // persona and the facts, in the order found
 	topics []importItem
 	logs   []importItem
@@ -447,12 +484,27 @@ type planner struct {
 // their function; a daily log (YYYY-MM-DD.md) becomes entries; another .md
 // file is a topic, unless other says why it is left out; anything else is
 // left out.
+//
+// The folder is opened without following a link or blocking: a link, a
+// named pipe or anything else where the folder belongs is left out, and
+// said so.
 func (p *planner) folder(rel string, known map[string]func(string), other string) {
-	f, err := os.Open(filepath.Join(p.root, filepath.FromSlash(rel)))
-	if errors.Is(err, fs.ErrNotExist) && rel != "" {
+	if p.err != nil {
 		return
 	}
-	if err != nil {
+	if err := p.ctx.Err(); err != nil {
+		p.err = err
+		return
+	}
+	f, err := openBeneath(p.root, rel, true)
+	var te *treeError
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && rel != "":
+		return
+	case errors.As(err, &te) && rel != "":
+		p.first = append(p.first, importItem{From: rel + "/", Reason: oneLine(err)})
+		return
+	case err != nil:
 		p.err = err
 		return
 	}
@@ -471,18 +523,26 @@ func (p *planner) folder(rel string, known map[string]func(string), other string
 	}
 	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, ent := range ents {
+		if err := p.ctx.Err(); err != nil {
+			p.err = err
+			return
+		}
 		name := ent.Name()
 		from := path.Join(rel, name)
 		if do, ok := known[name]; ok {
 			if ent.IsDir() {
 				continue // a folder the layout names, looked at on its own
 			}
+			// A file the layout names, or a folder it names that is not
+			// one (a link, a pipe), which its own look refuses.
 			do(from)
 			continue
 		}
 		switch {
 		case strings.HasPrefix(name, "."):
 			// Hidden files are tools' own (.git, .DS_Store).
+		case ent.Type()&fs.ModeSymlink != 0:
+			p.first = append(p.first, importItem{From: from, Reason: from + " is a symbolic link: not followed, so that nothing outside the tree is read"})
 		case ent.IsDir():
 			p.first = append(p.first, importItem{From: from + "/", Reason: "a folder the layout does not have: not read"})
 		case !strings.HasSuffix(name, ".md"):
@@ -491,6 +551,8 @@ func (p *planner) folder(rel string, known map[string]func(string), other string
 			p.daily(from, strings.TrimSuffix(name, ".md"))
 		case other != "":
 			p.first = append(p.first, importItem{From: from, Reason: other + ": not read"})
+		case p.notes:
+			p.note(from)
 		default:
 			p.topic(from)
 		}
@@ -506,18 +568,11 @@ func isDay(s string) bool {
 // read reads a file of the tree, at most maxInput bytes, or records why
 // it is left out and returns nil.
 func (p *planner) read(from string, into *[]importItem) []byte {
-	name := filepath.Join(p.root, filepath.FromSlash(from))
-	fi, err := os.Lstat(name)
-	if err == nil && !fi.Mode().IsRegular() {
-		err = errors.New("not a regular file (a symbolic link is not followed)")
-	}
 	var b []byte
+	f, err := openBeneath(p.root, from, false)
 	if err == nil {
-		var f *os.File
-		if f, err = os.Open(name); err == nil {
-			b, err = io.ReadAll(io.LimitReader(f, maxInput+1))
-			f.Close()
-		}
+		b, err = io.ReadAll(io.LimitReader(f, maxInput+1))
+		f.Close()
 	}
 	switch {
 	case err != nil:
@@ -586,9 +641,17 @@ func (p *planner) lines(from, to string, out []importItem) []importItem {
 			slices.ContainsFunc(d.Headings, func(h markdown.Heading) bool { return h.Start == at }),
 			strings.Trim(text, "-*_ ") == "":
 			continue
+		case !slices.ContainsFunc(items, func(it markdown.Item) bool { return it.Start == at }) && p.prose:
+			// A paragraph: one line, whole.
+			fact := "- " + oneSpaced(text)
+			if len(fact) > maxItemText {
+				out = append(out, importItem{From: from, Line: line, Text: oneSpaced(text), Reason: fmt.Sprintf("a paragraph of %s bytes is no fact line: condense it and add it with 'mdmemory add'", thousands(int64(len(text))))})
+			} else {
+				out = append(out, importItem{From: from, Line: line, To: to, Text: fact, entry: fact})
+			}
+			continue
 		case !slices.ContainsFunc(items, func(it markdown.Item) bool { return it.Start == at }):
-			first, _, _ := strings.Cut(text, "\n")
-			out = append(out, importItem{From: from, Line: line, Text: first, Reason: "not a list item: only bullets become fact lines (add it with 'mdmemory add' if it is a fact)"})
+			out = append(out, importItem{From: from, Line: line, Text: oneSpaced(text), Reason: "not a list item: only bullets become fact lines (add it with 'mdmemory add' if it is a fact)"})
 			continue
 		}
 		for _, it := range items {

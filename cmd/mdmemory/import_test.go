@@ -202,7 +202,7 @@ func TestImportToebeans(t *testing.T) {
 	left := leftOut(res.Left)
 	require.Contains(t, left["knowledge/huge.md"], "over 1,048,576 bytes")
 	require.Contains(t, left["knowledge/bad.md"], "not text")
-	require.Contains(t, left["knowledge/link.md"], "not a regular file")
+	require.Contains(t, left["knowledge/link.md"], "is a symbolic link: not followed")
 	// The sample memory has a name and a language already: the guard says
 	// so, in the dry run as with --apply.
 	require.Contains(t, left["knowledge/USER.md:3"], `restates the key of facts/user.md line 5, "Name: Jianjun"`)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -50,7 +51,7 @@ func readToken(file string, getenv func(string) string) (string, error) {
 	token := getenv(tokenEnv)
 	from := "$" + tokenEnv
 	if file != "" {
-		b, err := os.ReadFile(file)
+		b, err := readSmall(file, maxTokenFile)
 		if err != nil {
 			return "", fmt.Errorf("--token-file: %w", err)
 		}
@@ -64,6 +65,29 @@ func readToken(file string, getenv func(string) string) (string, error) {
 		return "", fmt.Errorf("the token in %s has %d characters: a token has at least %d, without spaces (%s)", from, len(token), minTokenLen, tokenHint)
 	}
 	return token, nil
+}
+
+// maxTokenFile bounds what is read of --token-file: a token is a line.
+const maxTokenFile = 4 << 10
+
+// readSmall reads the file name, a person's setting (--token-file,
+// --users), at most max bytes: one larger is refused as it is read, before
+// it is all in memory. It is opened as it is named, a pipe included
+// (--token-file <(pass show mdmemory)).
+func readSmall(name string, max int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s holds more than %d bytes, more than a setting's file does: not read", name, max)
+	}
+	return b, nil
 }
 
 // serverToken returns the token a server listening on f.addr serves with

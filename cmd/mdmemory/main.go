@@ -478,5 +478,5 @@ func dashes(s string) string {
 // "memory: " prefix after mdmemory's.
 func oneLine(err error) string {
 	s := strings.TrimPrefix(err.Error(), "memory: ")
-	return strings.Join(strings.Fields(s), " ")
+	return printable(strings.Join(strings.Fields(s), " "))
 }

@@ -7,11 +7,15 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
 	"sync"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/logging"
@@ -269,5 +273,38 @@ func newS3Client(ctx context.Context, getenv func(string) string) (*s3.Client, e
 		cfg.Region = "us-east-1"
 	}
 	pathStyle := cfg.BaseEndpoint != nil || getenv("AWS_ENDPOINT_URL_S3") != ""
-	return s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = pathStyle }), nil
+	return s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.UsePathStyle = pathStyle
+		if bc, ok := o.HTTPClient.(*awshttp.BuildableClient); ok {
+			o.HTTPClient = &http.Client{Transport: bc.GetTransport(), Timeout: bc.GetTimeout(), CheckRedirect: sameOriginRedirect}
+		}
+	}), nil
+}
+
+// sameOriginRedirect is the S3 client's CheckRedirect. The SDK's own
+// follows a 307 or 308 to any address; Go's client then drops the
+// Authorization header for another host, but keeps it for the same host
+// under another scheme or port, so that a signed request (its key's id,
+// its signature, and a PUT's content) would go to whatever listens there.
+// This follows a 307 or 308 within the scheme, host and port of the
+// request alone, and answers the SDK with any other redirect as it is, as
+// the SDK's does with a 301 or 302: an error that names it.
+func sameOriginRedirect(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	switch {
+	case req.Response == nil || (req.Response.StatusCode != http.StatusTemporaryRedirect && req.Response.StatusCode != http.StatusPermanentRedirect),
+		!strings.EqualFold(req.URL.Scheme, first.Scheme), !strings.EqualFold(originHost(req.URL), originHost(first)),
+		len(via) >= 10:
+		return http.ErrUseLastResponse
+	}
+	return nil
+}
+
+// originHost is u's host and port, the scheme's port when it names none.
+func originHost(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }

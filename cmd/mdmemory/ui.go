@@ -34,7 +34,11 @@ in a login address, http://127.0.0.1:7337/?token=TOKEN, as Jupyter does.
 Another account or program on this machine reaches the port but not the
 page. Open the address with ?token=TOKEN (or type the token into the login
 form) and the browser gets a session cookie (HttpOnly, SameSite=Strict) in
-exchange; the token leaves the address bar at once. A session ends 12 hours
+exchange; the token leaves the address bar at once. The session's pages are
+under a path of its own, /s/KEY/, the one path its cookie is sent to:
+browsers keep cookies by host, not by port, so a page served on another port
+of this machine gets no cookie of the page, and a request needs both the
+cookie and the path. A session ends 12 hours
 after the login, after an hour unused, at Log out, or when mdmemory ui
 stops. Its cookie is marked Secure when the page was reached over https
 (a proxy that sends X-Forwarded-Proto: https). A loopback address (the

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -41,6 +40,9 @@ type users struct {
 	open map[*memory.Store]func() // the stores opened and not released, with their release
 }
 
+// maxUsersFile bounds what is read of a users file: some 40,000 lines.
+const maxUsersFile = 4 << 20
+
 // readUsers reads the users file at path:
 //
 //	# comments and blank lines are ignored
@@ -56,7 +58,7 @@ type users struct {
 // relative directory is taken from the users file's folder. A user is its
 // memory: two tokens for one memory are one user, with one world.
 func readUsers(path, defaultWorld string, opts memory.Options, getenv func(string) string) (*users, error) {
-	b, err := os.ReadFile(path)
+	b, err := readSmall(path, maxUsersFile)
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,7 @@ func BenchmarkPages(b *testing.B) {
 		b.Run(p.name, func(b *testing.B) {
 			for b.Loop() {
 				w := httptest.NewRecorder()
-				r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7337"+p.path, nil)
+				r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7337"+cookie.Path+p.path, nil)
 				r.AddCookie(cookie)
 				page.ServeHTTP(w, r)
 				if w.Code != http.StatusOK {

@@ -3,11 +3,17 @@ package ui
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,6 +135,9 @@ func TestBrowser(t *testing.T) {
 	page := New(s, nil)             // a token made at random, as mdmemory ui makes one
 	srv := httptest.NewServer(page) // 127.0.0.1, a free port
 	t.Cleanup(srv.Close)
+	other := &otherPort{ui: srv.URL}
+	osrv := httptest.NewServer(other) // 127.0.0.1, another port
+	t.Cleanup(osrv.Close)
 
 	ctx, cancel := context.WithTimeout(context.Background(), browserBound)
 	defer cancel()
@@ -140,6 +149,7 @@ func TestBrowser(t *testing.T) {
 		"MDMEMORY_UI_URL="+srv.URL,
 		"MDMEMORY_UI_TOKEN="+page.Token(),
 		"MDMEMORY_UI_DIR="+dir,
+		"MDMEMORY_UI_OTHER="+osrv.URL+"/",
 		"MDMEMORY_CHROMIUM="+chromium,
 		"MDMEMORY_PLAYWRIGHT_CORE="+pw,
 		screenshotsEnv+"="+shots,
@@ -155,8 +165,28 @@ func TestBrowser(t *testing.T) {
 	}
 	t.Logf("the browser script, %s:\n%s", time.Since(start).Round(time.Millisecond), out)
 
+	// The page on another port got no session: no cookie of the page came
+	// with the browser's requests to it, nor the session's path in a
+	// Referer, and what it replayed got nothing.
+	other.mu.Lock()
+	for _, c := range other.cookies {
+		if strings.HasPrefix(c.Name, "mdmemory-session") {
+			t.Errorf("the page on another port received the session's cookie %s", c.Name)
+		}
+	}
+	for _, ref := range other.referers {
+		if strings.Contains(ref, sessionRoot) {
+			t.Errorf("the page on another port learnt the session's path from a Referer: %s", ref)
+		}
+	}
+	for _, r := range other.replays {
+		t.Errorf("the page on another port replayed the browser's cookies: %s", r)
+	}
+	other.mu.Unlock()
+
 	// What the script did is on disk, and in the history under the right
-	// names: the restore brought back the first version exactly.
+	// names: the restore brought back the first version exactly (the page
+	// on another port changed nothing).
 	b, err := os.ReadFile(filepath.Join(dir, "facts", "user.md"))
 	must(t, err)
 	if string(b) != userFirst {
@@ -173,3 +203,92 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the history of facts/user.md:\n%s\nwant:\n%s", strings.Join(ops, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// otherPort is a page another local user serves on another port of the
+// host of the page (ui): its script makes the browser ask it for an image
+// (so that it sees the cookies of the host that come with it), and asks
+// the page for Facts and a save, with the browser's cookies. With any
+// cookie it receives, it does what a person at a terminal can: replays it
+// at the page, reads Facts, takes the CSRF token and saves a line.
+type otherPort struct {
+	ui string
+
+	mu       sync.Mutex
+	cookies  []*http.Cookie
+	referers []string
+	replays  []string // what each replay got that a session would
+}
+
+func (o *otherPort) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/":
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, otherPage, o.ui)
+	case "/cookie.png":
+		o.mu.Lock()
+		o.cookies = append(o.cookies, r.Cookies()...)
+		if ref := r.Referer(); ref != "" {
+			o.referers = append(o.referers, ref)
+		}
+		o.mu.Unlock()
+		for _, c := range r.Cookies() {
+			o.replay(c)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// replay uses the cookie c at the page, as curl would: Facts, then a save
+// with the CSRF token and the version Facts gave.
+func (o *otherPort) replay(c *http.Cookie) {
+	req, _ := http.NewRequest(http.MethodGet, o.ui+"/facts", nil)
+	req.AddCookie(c)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(b)
+	version := regexp.MustCompile(`name="version" value="([^"]*)"`).FindSubmatch(b)
+	if resp.StatusCode != http.StatusOK || csrf == nil || version == nil {
+		return
+	}
+	form := url.Values{"csrf": {string(csrf[1])}, "path": {"facts/user.md"}, "version": {string(version[1])}, "mode": {"add"}, "text": {"- Planted: by another port"}}
+	req, _ = http.NewRequest(http.MethodPost, o.ui+"/save", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", o.ui)
+	req.AddCookie(c)
+	got := "Facts with the CSRF token"
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		got += fmt.Sprintf(", then a save: %d", resp.StatusCode)
+	}
+	o.mu.Lock()
+	o.replays = append(o.replays, got)
+	o.mu.Unlock()
+}
+
+// otherPage is the script of the page on another port; %s is the page's
+// address. It sets its title to "done" once every request has ended.
+const otherPage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>a page on another port</title></head><body><script>
+window.tried = [];
+const ui = %q;
+const img = (src) => new Promise((done) => {
+  const i = new Image();
+  i.onload = i.onerror = () => { window.tried.push('img ' + src); done(); };
+  i.src = src;
+});
+const send = (what, init) => fetch(ui + what, Object.assign({ mode: 'no-cors', credentials: 'include' }, init))
+  .then(() => window.tried.push('fetch ' + what), () => window.tried.push('fetch ' + what + ' (failed)'));
+Promise.all([
+  img('/cookie.png'),
+  img(ui + '/facts'),
+  send('/facts'),
+  send('/save', { method: 'POST', body: new URLSearchParams({ path: 'facts/user.md', mode: 'add', text: '- Planted: by another port' }) }),
+]).then(() => { document.title = 'done'; });
+</script></body></html>
+`

@@ -190,7 +190,7 @@ func (h *server) save(w http.ResponseWriter, r *http.Request) {
 	if mode == "line" && text != "" {
 		at = anchor(p, line)
 	}
-	http.Redirect(w, r, "/facts?done=saved#"+at, http.StatusSeeOther)
+	http.Redirect(w, r, base(r)+"/facts?done=saved#"+at, http.StatusSeeOther)
 }
 
 // conflict shows the text there is now and the person's, with a merge to
@@ -316,7 +316,7 @@ func (h *server) restore(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.changed()
-	http.Redirect(w, r, "/history?done=restored&path="+url.QueryEscape(p), http.StatusSeeOther)
+	http.Redirect(w, r, base(r)+"/history?done=restored&path="+url.QueryEscape(p), http.StatusSeeOther)
 }
 
 type compactData struct {

@@ -68,11 +68,11 @@ func (h *server) overview(w http.ResponseWriter, r *http.Request) {
 		d.Files++
 	}
 	d.Gauges = []gauge{
-		{Name: "Facts", Link: "/facts#facts", Used: facts, Limit: int64(h.opts.FactsBudget)},
-		{Name: "Procedures", Link: "/facts#procedures-md", Used: procs, Limit: int64(h.opts.ProceduresBudget)},
+		{Name: "Facts", Link: base(r) + "/facts#facts", Used: facts, Limit: int64(h.opts.FactsBudget)},
+		{Name: "Procedures", Link: base(r) + "/facts#procedures-md", Used: procs, Limit: int64(h.opts.ProceduresBudget)},
 	}
 	if h.opts.World {
-		d.Gauges = append(d.Gauges, gauge{Name: "World topics", Link: "/facts#world", Used: world, Limit: int64(h.opts.WorldBudget)})
+		d.Gauges = append(d.Gauges, gauge{Name: "World topics", Link: base(r) + "/facts#world", Used: world, Limit: int64(h.opts.WorldBudget)})
 	}
 	for i := range d.Gauges {
 		d.Gauges[i].Over = d.Gauges[i].Used > d.Gauges[i].Limit
@@ -158,7 +158,7 @@ func (h *server) entry(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Query().Get("path")
 	line, _ := strconv.Atoi(r.URL.Query().Get("line"))
 	if !strings.HasPrefix(p, "episodes/") {
-		http.Redirect(w, r, "/facts#"+anchor(p, line), http.StatusSeeOther)
+		http.Redirect(w, r, base(r)+"/facts#"+anchor(p, line), http.StatusSeeOther)
 		return
 	}
 	text, err := h.s.Read(ctx, p)
@@ -181,7 +181,7 @@ func (h *server) entry(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusOK, "entry", "Entry", ed)
 		return
 	}
-	http.Redirect(w, r, "/file?path="+pathEscape(p), http.StatusSeeOther)
+	http.Redirect(w, r, base(r)+"/file?path="+pathEscape(p), http.StatusSeeOther)
 }
 
 type fileData struct {
@@ -258,9 +258,9 @@ func (h *server) searchPage(w http.ResponseWriter, r *http.Request) {
 		for _, hit := range hits {
 			v := hitView{Path: hit.Path, Date: hit.Date, Line: hit.Line, Title: mark(hit.Title, q), Snippet: mark(hit.Snippet, q)}
 			if strings.HasPrefix(hit.Path, "episodes/") {
-				v.Link = fmt.Sprintf("/entry?path=%s&line=%d", pathEscape(hit.Path), hit.Line)
+				v.Link = base(r) + fmt.Sprintf("/entry?path=%s&line=%d", pathEscape(hit.Path), hit.Line)
 			} else {
-				v.Link = "/facts#" + anchor(hit.Path, hit.Line)
+				v.Link = base(r) + "/facts#" + anchor(hit.Path, hit.Line)
 			}
 			d.Hits = append(d.Hits, v)
 		}

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -46,6 +47,7 @@ func TestTokenAlways(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
 		t.Fatalf("the token made: %d, cookies %v", resp.StatusCode, resp.Cookies())
 	}
+	p.enter(resp.Header.Get("Location"), "/")
 	if status, _ := p.get("/facts"); status != http.StatusOK {
 		t.Errorf("logged in with the token made: %d", status)
 	}
@@ -64,11 +66,11 @@ func TestTokenLeavesAddress(t *testing.T) {
 		{"//evil.example/?token=" + testToken, "/"},
 		{"/%2F/evil.example/?token=" + testToken, "/"},
 	} {
-		resp, err := p.c.Get(p.srv.URL + tc.path)
+		resp, err := p.c.Get(p.srv.URL + p.base + tc.path)
 		must(t, err)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != tc.want {
-			t.Errorf("logged in, GET %s: %d to %q, want 303 to %q", tc.path, resp.StatusCode, resp.Header.Get("Location"), tc.want)
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != p.base+tc.want {
+			t.Errorf("logged in, GET %s: %d to %q, want 303 to %q", tc.path, resp.StatusCode, resp.Header.Get("Location"), p.base+tc.want)
 		}
 	}
 	q := newPageOut(t, nil)
@@ -119,8 +121,8 @@ func TestNextIsLocal(t *testing.T) {
 	for _, next := range []string{"/\t/evil.example/", "//evil.example/", "/\\/evil.example/", "https://evil.example/"} {
 		q := newPageOut(t, nil)
 		status, _, resp := q.post("/login", url.Values{"csrf": {"x"}, "token": {testToken}, "next": {next}})
-		if status != http.StatusSeeOther || resp.Header.Get("Location") != "/" {
-			t.Errorf("login with next %q: %d to %q, want 303 to /", next, status, resp.Header.Get("Location"))
+		if m := sessionAddress.FindStringSubmatch(resp.Header.Get("Location")); status != http.StatusSeeOther || m == nil || m[2] != "/" {
+			t.Errorf("login with next %q: %d to %q, want 303 to / under the session's path", next, status, resp.Header.Get("Location"))
 		}
 	}
 }
@@ -154,6 +156,7 @@ func TestSessionEnds(t *testing.T) {
 		resp, err := p.c.Get(p.srv.URL + "/?token=" + testToken)
 		must(t, err)
 		resp.Body.Close()
+		p.enter(resp.Header.Get("Location"), "/")
 		return p
 	}
 	ok := func(p *page, what string, want int) {
@@ -184,12 +187,15 @@ func TestSessionEnds(t *testing.T) {
 	// Log out ends the session on the server: its cookie, sent again,
 	// is no good.
 	p = login()
-	u, _ := url.Parse(p.srv.URL)
+	u, _ := url.Parse(p.srv.URL + p.base + "/")
 	cookies := p.c.Jar.Cookies(u)
+	if len(cookies) != 1 {
+		t.Fatalf("the session's cookies: %v", cookies)
+	}
 	if status, _, _ := p.post("/logout", url.Values{}); status != http.StatusSeeOther {
 		t.Fatalf("log out: %d", status)
 	}
-	req, _ := http.NewRequest(http.MethodGet, p.srv.URL+"/facts", nil)
+	req, _ := http.NewRequest(http.MethodGet, p.srv.URL+p.base+"/facts", nil)
 	for _, ck := range cookies {
 		req.AddCookie(ck)
 	}
@@ -221,7 +227,7 @@ func TestSessionsOfAnotherServer(t *testing.T) {
 		{"a forged time", first, forge(cookie), http.StatusUnauthorized},
 	} {
 		w := httptest.NewRecorder()
-		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7337/facts", nil)
+		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7337"+cookie.Path+"/facts", nil)
 		r.AddCookie(tc.c)
 		tc.page.ServeHTTP(w, r)
 		if w.Code != tc.want {
@@ -267,7 +273,7 @@ func TestSessionsBounded(t *testing.T) {
 		want int
 	}{{"the oldest", first, http.StatusUnauthorized}, {"the newest", last, http.StatusOK}} {
 		w := httptest.NewRecorder()
-		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7337/", nil)
+		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7337"+tc.c.Path+"/", nil)
 		r.AddCookie(tc.c)
 		page.ServeHTTP(w, r)
 		if w.Code != tc.want {
@@ -319,7 +325,7 @@ func TestRefusalClosesConnection(t *testing.T) {
 		}
 	}
 	q := newPage(t, nil)
-	resp, err := q.c.Get(q.srv.URL + "/")
+	resp, err := q.c.Get(q.srv.URL + q.base + "/")
 	must(t, err)
 	resp.Body.Close()
 	if resp.Close {
@@ -358,7 +364,7 @@ func TestHistoryBounds(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(body, "The diff is too large to show here") {
 		t.Fatalf("a 300-line diff: %d, not left out", status)
 	}
-	link := regexp.MustCompile(`href="(/version\?path=[^"]+)">After`).FindStringSubmatch(body)
+	link := regexp.MustCompile(`href="` + p.base + `(/version\?path=[^"]+)">After`).FindStringSubmatch(body)
 	if link == nil {
 		t.Fatalf("no link to the version after the change:\n%s", body)
 	}
@@ -444,7 +450,7 @@ func TestRestoreShowsDiffFirst(t *testing.T) {
 	second := first + "- Tea: longjing\n"
 	must(t, p.s.Write(ctx, "facts/user.md", second))
 	_, body := p.get("/history?path=facts/user.md")
-	link := regexp.MustCompile(`<form method="get" action="/restore"`).FindAllString(body, -1)
+	link := regexp.MustCompile(`<form method="get" action="`+p.base+`/restore"`).FindAllString(body, -1)
 	if len(link) < 2 {
 		t.Fatalf("%d Restore forms that show the diff first, want one a change", len(link))
 	}
@@ -508,5 +514,99 @@ func TestCompactionAppliesThePreview(t *testing.T) {
 	status, body, _ = p.post("/compact", url.Values{"before": {field(t, body[i:], "before")}, "keep": {field(t, body[i:], "keep")}})
 	if status != http.StatusOK || !strings.Contains(body, "Condensed 1 entries") {
 		t.Errorf("apply the preview: %d", status)
+	}
+}
+
+// TestSessionKeptToItsOrigin: browsers scope cookies by host, not port,
+// and count 127.0.0.1:9999 the same site as the page's port. A page
+// another local user serves on another port gets nothing of a session:
+// the browser (here a cookie jar, which ignores ports as browsers do)
+// sends it no cookie of the page; the cookie replayed without the
+// session's path, or the path without the cookie, is no session; and a
+// request the browser marks as made by another site or port is refused
+// even with both.
+func TestSessionKeptToItsOrigin(t *testing.T) {
+	p := newPage(t, nil)
+	var mu sync.Mutex
+	var got []*http.Cookie
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Cookies()...)
+		mu.Unlock()
+	}))
+	t.Cleanup(other.Close)
+	for _, path := range []string{"/", "/cookie.png", "/s/", p.base[:len(sessionRoot)+3]} {
+		resp, err := p.c.Get(other.URL + path)
+		must(t, err)
+		resp.Body.Close()
+	}
+	mu.Lock()
+	if len(got) != 0 {
+		t.Errorf("the page on another port received the cookies %v", got)
+	}
+	mu.Unlock()
+
+	u, _ := url.Parse(p.srv.URL + p.base + "/")
+	cookies := p.c.Jar.Cookies(u)
+	if len(cookies) != 1 {
+		t.Fatalf("the session's cookies: %v", cookies)
+	}
+	cookie := cookies[0]
+	wrongKey := sessionRoot + strings.Repeat("A", 43)
+	for _, tc := range []struct {
+		name, path string
+		cookie     bool
+		header     map[string]string
+		want       int
+	}{
+		{"the cookie and the session's path", p.base + "/facts", true, nil, http.StatusOK},
+		{"the cookie alone", "/facts", true, nil, http.StatusUnauthorized},
+		{"the cookie under another key", wrongKey + "/facts", true, nil, http.StatusUnauthorized},
+		{"the path alone", p.base + "/facts", false, nil, http.StatusUnauthorized},
+		{"both, from a page of another port", p.base + "/facts", true, map[string]string{"Sec-Fetch-Site": "same-site"}, http.StatusForbidden},
+		{"both, from another site", p.base + "/facts", true, map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{"both, from the page itself", p.base + "/facts", true, map[string]string{"Sec-Fetch-Site": "same-origin"}, http.StatusOK},
+		{"both, from the address bar", p.base + "/facts", true, map[string]string{"Sec-Fetch-Site": "none"}, http.StatusOK},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, p.srv.URL+tc.path, nil)
+		if tc.cookie {
+			req.AddCookie(cookie)
+		}
+		for k, v := range tc.header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		must(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, resp.StatusCode, tc.want)
+		}
+		if tc.want != http.StatusOK && strings.Contains(string(b), `name="csrf"`) {
+			t.Errorf("%s: the answer holds the CSRF token", tc.name)
+		}
+	}
+
+	// A save with the cookie, the path and the CSRF token, sent by a page
+	// of another port, changes nothing.
+	before, _ := os.ReadFile(filepath.Join(p.dir, "facts/user.md"))
+	_, body := p.get("/facts")
+	form := url.Values{"csrf": {field(t, body, "csrf")}, "path": {"facts/user.md"}, "version": {field(t, body, "version")}, "mode": {"add"}, "text": {"Planted: by another port"}}
+	for _, h := range []map[string]string{{"Origin": other.URL}, {"Sec-Fetch-Site": "same-site"}} {
+		req, _ := http.NewRequest(http.MethodPost, p.srv.URL+p.base+"/save", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		req.AddCookie(cookie)
+		resp, err := http.DefaultClient.Do(req)
+		must(t, err)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("a save sent with %v: %d, want 403", h, resp.StatusCode)
+		}
+	}
+	if after, _ := os.ReadFile(filepath.Join(p.dir, "facts/user.md")); string(after) != string(before) {
+		t.Errorf("facts/user.md changed:\n%s", after)
 	}
 }

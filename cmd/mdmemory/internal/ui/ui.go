@@ -14,12 +14,16 @@
 // (one made at random when none is given): a browser logs in once, with
 // the token in the address (?token=...) or typed into the login form, and
 // gets a session cookie (HttpOnly, SameSite=Strict) in exchange, good for
-// 12 hours at most and 1 hour unused, until Log out; every form carries
+// 12 hours at most and 1 hour unused, until Log out; the session's pages
+// are under a path of its own, which its cookie is scoped to, so that no
+// other port of the host gets it (see sessionRoot); a request the browser
+// marks as made by another site or port is refused; every form carries
 // the session's CSRF token; and every answer forbids framing, sniffing and
 // any script, style or image from elsewhere.
 package ui
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -181,8 +185,17 @@ func (h *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.static.ServeHTTP(w, r)
 		return
 	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site == "same-site" || site == "cross-site" {
+		// A page of another site, or of another port of this host (which
+		// browsers count as the same site), made the browser send this:
+		// it gets nothing, whatever cookie came with it.
+		w.Header().Set("Connection", "close")
+		http.Error(w, "Forbidden: a request made by a page of another site or port; open the page's own address instead", http.StatusForbidden)
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-	sid, bearer, ok := h.authenticate(w, r)
+	key, r := sessionPath(r)
+	sid, base, bearer, ok := h.authenticate(w, r, key)
 	if !ok {
 		return
 	}
@@ -196,28 +209,79 @@ func (h *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ctx := memory.WithActor(context.WithValue(r.Context(), sessionKey{}, sid), Actor)
-	h.route(w, r.WithContext(ctx))
+	ctx := context.WithValue(r.Context(), sessionKey{}, sid)
+	ctx = context.WithValue(ctx, baseKey{}, base)
+	h.route(w, r.WithContext(memory.WithActor(ctx, Actor)))
 }
 
 // maxForm bounds a request's body: a whole file (1 MiB) and the rest of
 // its form.
 const maxForm = 3 << 20
 
-type sessionKey struct{}
+// sessionKey holds a request's session id in its context ("bearer" for
+// the token in an Authorization header), baseKey the path its pages are
+// under ("" for the bearer).
+type (
+	sessionKey struct{}
+	baseKey    struct{}
+)
 
-// authenticate returns the request's session: from its cookie, or a new
-// one for the token given in the address or the login form. bearer
-// reports a request that carried the token in an Authorization header,
-// which no other site can make a browser send, and so needs no CSRF token.
-// When it reports false, it has answered the request (the login page, or
-// a redirect).
+// sessionRoot starts the path of every page of a session: a session's
+// pages are under /s/KEY/, where KEY is the session's own (pathKey), and
+// its cookie is scoped to that path.
+//
+// This is what keeps a session to the page's own origin. Browsers scope
+// cookies by host, not by port, and count 127.0.0.1:9999 as the same site
+// as 127.0.0.1:7337 (SameSite does not help): a cookie scoped to "/" goes
+// with every request the browser makes to any port of the host, so a
+// page another local user serves on another port would receive it, and
+// could replay it. A cookie scoped to /s/KEY/ goes only to paths under
+// it, which nobody without KEY can name; and a request needs both the
+// cookie and KEY, so neither alone (a cookie seen, an address seen) is a
+// session.
+const sessionRoot = "/s/"
+
+// sessionPath splits a request's path under a session's (/s/KEY/REST)
+// into KEY and a request for /REST; any other request is returned as it
+// is, with no key.
+func sessionPath(r *http.Request) (string, *http.Request) {
+	rest, ok := strings.CutPrefix(r.URL.Path, sessionRoot)
+	if !ok {
+		return "", r
+	}
+	key, rest, _ := strings.Cut(rest, "/")
+	u := *r.URL
+	u.Path, u.RawPath = "/"+rest, ""
+	r2 := new(http.Request)
+	*r2 = *r
+	r2.URL = &u
+	return key, r2
+}
+
+// base is the path the pages of r's session are under: "/s/KEY", or ""
+// for a request with the token in an Authorization header.
+func base(r *http.Request) string {
+	b, _ := r.Context().Value(baseKey{}).(string)
+	return b
+}
+
+// pathKey is the key of the path of the session id: a signature of the
+// id, which nobody can make without the server's key.
+func (h *server) pathKey(id string) string { return h.sign("path", id) }
+
+// authenticate returns the request's session and the path its pages are
+// under: from its cookie and the key in its path (key, see sessionRoot),
+// or a new one for the token given in the address or the login form.
+// bearer reports a request that carried the token in an Authorization
+// header, which no other site can make a browser send, and so needs no
+// CSRF token. When it reports false, it has answered the request (the
+// login page, or a redirect).
 //
 // A token in the address is always taken out of it: the answer is a
 // redirect to the same address without it, so that it stays in no
 // history, bookmark or Referer, even when the browser was logged in
 // already.
-func (h *server) authenticate(w http.ResponseWriter, r *http.Request) (sid string, bearer, ok bool) {
+func (h *server) authenticate(w http.ResponseWriter, r *http.Request, key string) (sid, base string, bearer, ok bool) {
 	get := r.Method == http.MethodGet || r.Method == http.MethodHead
 	if q := r.URL.Query(); get && q.Has("token") {
 		tok := q.Get("token")
@@ -229,35 +293,35 @@ func (h *server) authenticate(w http.ResponseWriter, r *http.Request) (sid strin
 		if len(q) > 0 {
 			target += "?" + q.Encode()
 		}
-		_, in := h.session(r)
-		switch {
-		case in:
-		case h.tokenOK(tok):
-			h.newSession(w, r)
-		default:
+		if id, in := h.session(r, key); in {
+			target = sessionRoot + h.pathKey(id) + target
+		} else if h.tokenOK(tok) {
+			target = h.newSession(w, r) + target
+		} else {
 			target = "/login?failed=1&next=" + url.QueryEscape(target)
 		}
 		http.Redirect(w, r, target, http.StatusSeeOther)
-		return "", false, false
+		return "", "", false, false
 	}
-	if sid, ok := h.session(r); ok {
+	if sid, ok := h.session(r, key); ok {
+		base := sessionRoot + key
 		if r.URL.Path == "/login" && r.Method == http.MethodGet {
-			http.Redirect(w, r, "/", http.StatusSeeOther)
-			return "", false, false
+			http.Redirect(w, r, base+"/", http.StatusSeeOther)
+			return "", "", false, false
 		}
-		return sid, false, true
+		return sid, base, false, true
 	}
 	if scheme, tok, found := strings.Cut(r.Header.Get("Authorization"), " "); found && strings.EqualFold(scheme, "Bearer") && h.tokenOK(strings.TrimSpace(tok)) {
-		return "bearer", true, true
+		return "bearer", "", true, true
 	}
 	if r.URL.Path == "/login" && r.Method == http.MethodPost && h.tokenOK(r.PostFormValue("token")) {
-		h.newSession(w, r)
+		base := h.newSession(w, r)
 		next, ok := localPath(r.PostFormValue("next"))
 		if !ok {
 			next = "/"
 		}
-		http.Redirect(w, r, next, http.StatusSeeOther)
-		return "", false, false
+		http.Redirect(w, r, base+next, http.StatusSeeOther)
+		return "", "", false, false
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="mdmemory"`)
 	d := &loginData{Next: "/"}
@@ -270,7 +334,7 @@ func (h *server) authenticate(w http.ResponseWriter, r *http.Request) (sid strin
 		d.Next = next
 	}
 	h.render(w, r, http.StatusUnauthorized, "login", "Log in", d)
-	return "", false, false
+	return "", "", false, false
 }
 
 type loginData struct {
@@ -358,8 +422,10 @@ func secure(r *http.Request) bool {
 }
 
 // newSession starts a session: a random id and the time it was issued,
-// signed, in a cookie that no script reads and no other site's request
-// carries, and in the set of live sessions.
+// signed, in a cookie that no script reads, no other site's request
+// carries and no other path than the session's own (sessionRoot), and in
+// the set of live sessions. It returns the path the session's pages are
+// under.
 func (h *server) newSession(w http.ResponseWriter, r *http.Request) string {
 	id := rand.Text()
 	now := h.now()
@@ -370,16 +436,17 @@ func (h *server) newSession(w http.ResponseWriter, r *http.Request) string {
 	h.sessions.live[id] = &liveSession{issued: now, used: now}
 	h.sessions.mu.Unlock()
 	v := id + "." + strconv.FormatInt(now.Unix(), 10)
+	base := sessionRoot + h.pathKey(id)
 	http.SetCookie(w, &http.Cookie{
 		Name:     cookieName(r),
 		Value:    v + "." + h.sign("session", v),
-		Path:     "/",
+		Path:     base,
 		MaxAge:   int(sessionLifetime / time.Second),
 		HttpOnly: true,
 		Secure:   secure(r),
 		SameSite: http.SameSiteStrictMode,
 	})
-	return id
+	return base
 }
 
 // sweep removes the sessions that have ended and, if the set is still
@@ -404,11 +471,12 @@ func (s *liveSession) alive(now time.Time) bool {
 
 // session returns the id of r's session when its cookie is one this
 // handler signed, of a session still live: logged in less than
-// sessionLifetime ago, used less than sessionIdle ago, not logged out. A
-// request made with it counts as a use.
-func (h *server) session(r *http.Request) (string, bool) {
+// sessionLifetime ago, used less than sessionIdle ago, not logged out;
+// and when key, from r's path, is the session's (pathKey): the cookie
+// alone is no session. A request made with it counts as a use.
+func (h *server) session(r *http.Request, key string) (string, bool) {
 	c, err := r.Cookie(cookieName(r))
-	if err != nil {
+	if err != nil || key == "" {
 		return "", false
 	}
 	i := strings.LastIndexByte(c.Value, '.')
@@ -417,7 +485,7 @@ func (h *server) session(r *http.Request) (string, bool) {
 	}
 	v, sig := c.Value[:i], c.Value[i+1:]
 	id, issued, ok := strings.Cut(v, ".")
-	if !ok || id == "" || !hmac.Equal([]byte(sig), []byte(h.sign("session", v))) {
+	if !ok || id == "" || !hmac.Equal([]byte(sig), []byte(h.sign("session", v))) || !hmac.Equal([]byte(key), []byte(h.pathKey(id))) {
 		return "", false
 	}
 	at, err := strconv.ParseInt(issued, 10, 64)
@@ -485,10 +553,10 @@ func (h *server) route(w http.ResponseWriter, r *http.Request) {
 		if sid, ok := r.Context().Value(sessionKey{}).(string); ok {
 			h.endSession(sid)
 		}
-		http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
+		http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: "", Path: cmp.Or(base(r), "/"), MaxAge: -1, HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 	case r.URL.Path == "/login":
-		http.Redirect(w, r, "/", http.StatusSeeOther)
+		http.Redirect(w, r, base(r)+"/", http.StatusSeeOther)
 	default:
 		h.fail(w, r, http.StatusNotFound, "Not found", "There is no page at "+r.URL.Path+".", nil)
 	}
@@ -497,6 +565,7 @@ func (h *server) route(w http.ResponseWriter, r *http.Request) {
 // view is what every page's template gets.
 type view struct {
 	Title  string // the page's name, first in <title>
+	Base   string // the path the session's pages are under (base)
 	Nav    string // the page of the navigation bar that is this one
 	CSRF   string
 	Login  bool // the page is behind a login: offer to log out
@@ -506,7 +575,7 @@ type view struct {
 
 // render renders the page name with data.
 func (h *server) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
-	v := &view{Title: title, Nav: name, Data: data, Login: true}
+	v := &view{Title: title, Nav: name, Data: data, Login: true, Base: base(r)}
 	if sid, ok := r.Context().Value(sessionKey{}).(string); ok {
 		v.CSRF = h.csrf(sid)
 	}

@@ -25,6 +25,9 @@ type page struct {
 	ui  *Server
 	srv *httptest.Server
 	c   *http.Client
+	// base is the path the session's pages are under (/s/KEY), once
+	// logged in: get and post prefix it to their paths.
+	base string
 }
 
 // testToken is the token of the pages of the tests.
@@ -46,9 +49,25 @@ func (p *page) login() {
 	resp, err := p.c.Get(p.srv.URL + "/?token=" + url.QueryEscape(p.ui.Token()))
 	must(t, err)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" {
-		t.Fatalf("log in: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("log in: %d to %q", resp.StatusCode, loc)
 	}
+	p.enter(loc, "/")
+}
+
+// sessionAddress is the address of a page of a session: /s/KEY/REST.
+var sessionAddress = regexp.MustCompile(`^(/s/[A-Za-z0-9_-]{43})(/.*)$`)
+
+// enter checks that loc, where a login led, is the page want under the
+// session's path, and takes that path as the page's base.
+func (p *page) enter(loc, want string) {
+	p.t.Helper()
+	m := sessionAddress.FindStringSubmatch(loc)
+	if m == nil || m[2] != want {
+		p.t.Fatalf("the login leads to %q, want %s under /s/KEY", loc, want)
+	}
+	p.base = m[1]
 }
 
 // newPageOut is newPage without the login.
@@ -91,7 +110,7 @@ func must(t testing.TB, err error) {
 // get fetches path and returns the status and body.
 func (p *page) get(path string) (int, string) {
 	p.t.Helper()
-	resp, err := p.c.Get(p.srv.URL + path)
+	resp, err := p.c.Get(p.srv.URL + p.base + path)
 	must(p.t, err)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
@@ -106,7 +125,7 @@ func (p *page) post(path string, form url.Values) (int, string, *http.Response) 
 		_, body := p.get("/facts")
 		form.Set("csrf", field(p.t, body, "csrf"))
 	}
-	req, _ := http.NewRequest(http.MethodPost, p.srv.URL+path, strings.NewReader(form.Encode()))
+	req, _ := http.NewRequest(http.MethodPost, p.srv.URL+p.base+path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", p.srv.URL)
 	resp, err := p.c.Do(req)
@@ -224,7 +243,7 @@ func TestFormsNeedCSRF(t *testing.T) {
 	if status != http.StatusSeeOther {
 		t.Fatalf("save: %d, want 303", status)
 	}
-	if loc := resp.Header.Get("Location"); !strings.HasPrefix(loc, "/facts?done=saved") {
+	if loc := resp.Header.Get("Location"); !strings.HasPrefix(loc, p.base+"/facts?done=saved") {
 		t.Errorf("save redirects to %q", loc)
 	}
 	b, _ := os.ReadFile(filepath.Join(p.dir, "facts/user.md"))
@@ -291,9 +310,10 @@ func TestToken(t *testing.T) {
 	resp, err := p.c.Get(p.srv.URL + "/history?path=facts%2Fuser.md&token=" + token)
 	must(t, err)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/history?path=facts%2Fuser.md" {
+	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("?token=: %d to %q, want 303 to the page without the token", resp.StatusCode, resp.Header.Get("Location"))
 	}
+	p.enter(resp.Header.Get("Location"), "/history?path=facts%2Fuser.md")
 	if status, body := p.get("/"); status != http.StatusOK || title(body) != "Overview · mdmemory" {
 		t.Errorf("with the session: %d %q", status, title(body))
 	}
@@ -304,9 +324,10 @@ func TestToken(t *testing.T) {
 		t.Errorf("login with a wrong token: %d", status)
 	}
 	status, _, resp = q.post("/login", url.Values{"csrf": {"x"}, "token": {token}, "next": {"//evil.example/"}})
-	if status != http.StatusSeeOther || resp.Header.Get("Location") != "/" {
-		t.Errorf("login: %d to %q, want 303 to /", status, resp.Header.Get("Location"))
+	if status != http.StatusSeeOther {
+		t.Fatalf("login: %d to %q, want 303 to /", status, resp.Header.Get("Location"))
 	}
+	q.enter(resp.Header.Get("Location"), "/")
 	if status, _ := q.get("/facts"); status != http.StatusOK {
 		t.Errorf("after login: %d", status)
 	}
@@ -419,7 +440,7 @@ func TestSearchMarks(t *testing.T) {
 	if !strings.Contains(body, "<mark>Tokyo</mark> <mark>flights</mark>") {
 		t.Errorf("tokyo flight: no marks in\n%s", body)
 	}
-	if !strings.Contains(body, `href="/entry?path=episodes/2026-01.md&amp;line=5"`) {
+	if !strings.Contains(body, `href="`+p.base+`/entry?path=episodes/2026-01.md&amp;line=5"`) {
 		t.Error("the hit does not open its entry")
 	}
 	_, body = p.get("/search?q=" + url.QueryEscape("东京"))

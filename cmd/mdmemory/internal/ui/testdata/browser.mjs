@@ -8,6 +8,9 @@
 //   MDMEMORY_CHROMIUM          the browser to launch (/usr/bin/chromium)
 //   MDMEMORY_PLAYWRIGHT_CORE   the folder of playwright-core
 //   MDMEMORY_SCREENSHOTS       a folder for a picture of each page, or empty
+//   MDMEMORY_UI_OTHER          a page another local user serves on another
+//                              port of this host (http://127.0.0.1:PORT/), which
+//                              tries to read and change the memory
 //
 // It finds everything by accessible name and role (the names issue 25
 // promises: "Search memory", "Save", "Restore", the page titles), never by
@@ -27,6 +30,7 @@ const base = env('MDMEMORY_UI_URL');
 const token = env('MDMEMORY_UI_TOKEN');
 const dir = env('MDMEMORY_UI_DIR');
 const shots = process.env.MDMEMORY_SCREENSHOTS || '';
+const other = env('MDMEMORY_UI_OTHER');
 const { chromium } = await import(pathToFileURL(path.join(env('MDMEMORY_PLAYWRIGHT_CORE'), 'index.mjs')).href);
 
 const userFile = path.join(dir, 'facts', 'user.md');
@@ -132,7 +136,9 @@ try {
   await step('open the Overview with the login address; the token leaves it', async () => {
     await page.goto(base + '/?token=' + encodeURIComponent(token));
     await onPage(page, 'Overview');
-    check(page.url() === base + '/', 'the address without the token', page.url());
+    // The session's pages are under a path of its own, which its cookie
+    // is scoped to.
+    check(/^\/s\/[A-Za-z0-9_-]{43}\/$/.test(page.url().slice(base.length)), 'the address without the token, under the session\'s path', page.url());
     await visible(page.getByRole('heading', { name: 'Budgets' }), 'the budgets');
     await visible(page.getByRole('meter', { name: 'Facts' }), 'the facts gauge');
     await visible(page.getByRole('table').getByRole('cell', { name: 'agent', exact: true }), 'a change by the agent in Last changes');
@@ -260,6 +266,22 @@ try {
     check(!now.includes('Mochi') && !now.includes('Longjing'), 'the later lines gone from disk', now);
     await visible(changes.filter({ hasText: 'restore' }).filter({ hasText: 'by ui' }), 'the restore in the history');
     await shot(page, 'history');
+  });
+
+  await step('a page on another port of this host reaches nothing of the page', async () => {
+    // Logged in, the person opens a page another local user serves on
+    // another port: it asks the browser for an image of its own (to see
+    // the cookies that come with it, and replay them), and for the page's
+    // Facts and a save, with the browser's cookies. TestBrowser checks what
+    // it got.
+    const tab = await context.newPage();
+    await tab.goto(other);
+    await tab.waitForFunction(() => document.title === 'done');
+    const tried = await tab.evaluate(() => window.tried);
+    check(tried.length >= 4, 'the other page tried its requests', JSON.stringify(tried));
+    await tab.close();
+    // The page still works for the person.
+    await nav(page, 'Facts');
   });
 
   check(problems.length === 0, `nothing amiss on the pages:\n${problems.join('\n')}`);

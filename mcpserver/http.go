@@ -224,6 +224,9 @@ func newHandler(opts *Options) *handler {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w, observed := observeHTTP(h.opts.Observer, w, r)
+	var user string // known once the token is
+	defer func() { observed(user) }()
 	// The request, whoever sent it, has the body's time to arrive, before
 	// any check: a refused client that sends its body a byte at a time
 	// holds no connection past it. (A writer without deadlines, not a
@@ -246,6 +249,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	user, ok := h.authenticate(r)
 	if !ok {
+		user = "" // nobody's
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mdmemory"`)
 		refuse(http.StatusUnauthorized, "Unauthorized: a bearer token is required (Authorization: Bearer TOKEN)")
 		return
@@ -416,7 +420,12 @@ func (h *handler) acquire(ctx context.Context, user string) (*tenant, error) {
 			return nil, err
 		}
 		t.store, t.close = store, close
-		srv := New(store, &h.opts)
+		if h.opts.Observer != nil {
+			h.opts.Observer.StoreOpened()
+		}
+		o := h.opts
+		o.user = user
+		srv := New(store, &o)
 		srv.AddReceivingMiddleware(h.track(t))
 		get := func(*http.Request) *mcp.Server { return srv }
 		t.sdk = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
@@ -478,6 +487,9 @@ func (h *handler) closeIfIdle(t *tenant) {
 		t.pool.close()
 		t.close()
 		t.store, t.close, t.sdk, t.once, t.pool = nil, nil, nil, nil, nil
+		if h.opts.Observer != nil {
+			h.opts.Observer.StoreClosed()
+		}
 	}
 	h.mu.Lock()
 	if t.refs == 0 && h.tenants[t.name] == t {
@@ -546,8 +558,14 @@ func (h *handler) track(t *tenant) mcp.Middleware {
 			h.sessions[s.id] = s
 			t.refs++
 			h.mu.Unlock()
+			if h.opts.Observer != nil {
+				h.opts.Observer.SessionOpened()
+			}
 			go func() {
 				_ = ss.Wait()
+				if h.opts.Observer != nil {
+					h.opts.Observer.SessionClosed()
+				}
 				h.mu.Lock()
 				if h.sessions[s.id] == s {
 					delete(h.sessions, s.id)

@@ -60,6 +60,12 @@ type Options struct {
 	// no log.
 	Logger *slog.Logger
 
+	// Observer, when not nil, is told of every request the server
+	// handles, and of the HTTP requests, sessions and stores of a
+	// [Handler] or [UsersHandler], for the host's metrics and access log
+	// (see [Observer]). nil tells no one.
+	Observer Observer
+
 	// The fields below apply to [Handler] and [UsersHandler] only: the
 	// protections of a server on a network (see [Handler]).
 
@@ -101,6 +107,9 @@ type Options struct {
 	// ended, when set, is called with a conversation's id after the
 	// conversation ended with its session; for tests.
 	ended func(id string)
+
+	// user is the user of a UsersHandler the server serves, for Observer.
+	user string
 }
 
 // New returns an MCP server that offers store to the clients that connect
@@ -198,7 +207,9 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 		// ListTTL; what memory holds, not at all.
 		SetCacheable: cacheable,
 	})
+	tools := make(map[string]bool)
 	for _, t := range store.NewSession().Tools() {
+		tools[t.Name] = true
 		s.AddTool(&mcp.Tool{
 			Name:        t.Name,
 			Description: t.Description,
@@ -219,6 +230,10 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 		Description: "What long-term memory holds: one line per memory file (the persona, the fact files, the shared world topics, the procedures) and per month of episodes, with its size and summary, to read at the start of a task.",
 	}, c.indexPrompt)
 	s.AddReceivingMiddleware(internalErrors, c.listResources)
+	if o.Observer != nil {
+		// Added last, it is the outermost: it sees what the client gets.
+		s.AddReceivingMiddleware(observe(o.Observer, tools, o.user))
+	}
 	return s
 }
 

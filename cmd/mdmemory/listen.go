@@ -157,9 +157,9 @@ func (c *limitConn) Close() error {
 }
 
 // serve serves srv on l, at most maxConns connections at once, until ctx
-// ends: requests under way then get a moment to finish, and connections
-// held open (an MCP client's event stream) are cut.
-func serve(ctx context.Context, srv *http.Server, l net.Listener, maxConns int) error {
+// ends: it then stops taking connections, requests under way get grace
+// to finish, and connections still open after it are cut.
+func serve(ctx context.Context, srv *http.Server, l net.Listener, maxConns int, grace time.Duration) error {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(newLimitListener(l, maxConns)) }()
 	select {
@@ -167,7 +167,7 @@ func serve(ctx context.Context, srv *http.Server, l net.Listener, maxConns int) 
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		srv.Close()

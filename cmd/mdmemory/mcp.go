@@ -11,8 +11,10 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/mdmemory/memory"
 	"github.com/mdmemory/memory/mcpserver"
 )
 
@@ -69,6 +71,15 @@ are taken from the file's folder. A request sees its token's memory alone;
 a user's store opens on first use, and closes a minute after its last
 session ends.
 
+For an operator: GET /healthz answers 200 while the process runs, and GET
+/readyz 200 while the memory's backend answers (503 otherwise), without a
+token; --metrics ADDR serves Prometheus metrics at http://ADDR/metrics (no
+token, user, path or memory text in them); an access log goes to standard
+error (--log-format text, json or none); SIGTERM or SIGINT stops taking
+requests, lets those under way finish within --shutdown-timeout, releases
+every store and exits 0. Several processes with --users over one bucket
+serve any request in any process, behind a plain round-robin proxy.
+
 Unlike the other commands, mcp writes: the agent records memory through it.
 It creates the directory when it does not exist.`,
 		minArgs: 0, maxArgs: 0,
@@ -82,6 +93,9 @@ It creates the directory when it does not exist.`,
 			fs.IntVar(&f.maxSessions, "max-sessions", 1000, "with --http, the sessions open at once; past them a new session closes the one idle the longest")
 			fs.DurationVar(&f.timeout, "session-timeout", 30*time.Minute, "with --http, close a session idle this long, and end its conversation (0: never)")
 			fs.IntVar(&f.maxConns, "max-conns", 1024, "with --http, the connections open at once; past them new ones wait")
+			fs.StringVar(&f.metrics, "metrics", "", "with --http, serve Prometheus metrics at http://ADDR/metrics: PORT or :PORT listens on 127.0.0.1 alone (no token: they hold no token, user, path or memory text)")
+			fs.StringVar(&f.logFormat, "log-format", "text", "with --http, the access log on standard error: text, json, or none")
+			fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "with --http, on SIGTERM or SIGINT, the time the requests under way get to finish before their connections are cut")
 			embed := addEmbedFlags(fs)
 			return func(ctx context.Context, e *env) error {
 				if err := embed.use(e); err != nil {
@@ -90,8 +104,8 @@ It creates the directory when it does not exist.`,
 				if f.addr != "" {
 					return serveHTTP(ctx, e, f)
 				}
-				if f.users != "" || f.tokenFile != "" {
-					return usageErr{"--users and --token-file go with --http"}
+				if f.users != "" || f.tokenFile != "" || f.metrics != "" {
+					return usageErr{"--users, --token-file and --metrics go with --http"}
 				}
 				s, close, err := e.open(ctx, true)
 				if err != nil {
@@ -125,6 +139,10 @@ type httpFlags struct {
 	maxSessions  int
 	timeout      time.Duration
 	maxConns     int
+
+	metrics         string
+	logFormat       string
+	shutdownTimeout time.Duration
 }
 
 // serveHTTP serves MCP over streamable HTTP as f says, until ctx is done.
@@ -136,6 +154,8 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 		return usageErr{"--max-conns must be at least 1"}
 	case f.timeout < 0:
 		return usageErr{"--session-timeout may not be negative"}
+	case f.shutdownTimeout < 0:
+		return usageErr{"--shutdown-timeout may not be negative"}
 	case f.users != "" && f.tokenFile != "":
 		return usageErr{"--users gives each user's token: drop --token-file"}
 	case f.users != "" && e.store.dir != "":
@@ -151,9 +171,26 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 	if f.timeout == 0 {
 		opts.SessionTimeout = -1 // never
 	}
+	accessLog, err := newAccessLog(f.logFormat, e.stderr)
+	if err != nil {
+		return err
+	}
+	var m *metrics
+	if f.metrics != "" {
+		m = newMetrics()
+	}
+	if m != nil || accessLog != nil {
+		opts.Observer = observer{m: m, log: accessLog}
+	}
+	op := &opener{getenv: e.getenv}
+	if m != nil {
+		op.observe = func(b memory.Backend) memory.Backend { return observedBackend{Backend: b, m: m} }
+	}
 	var (
-		handler http.Handler
-		serves  string
+		handler  http.Handler
+		serves   string
+		roots    []string
+		closeAll func()
 	)
 	if f.users != "" {
 		sopts, err := e.store.options()
@@ -165,6 +202,8 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 		if err != nil {
 			return fmt.Errorf("--users %w", err)
 		}
+		u.opener = op
+		roots, closeAll = u.roots(), u.closeAll
 		if u.plain {
 			warnReadable(e, f.users)
 		}
@@ -175,11 +214,16 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 		if err != nil {
 			return err
 		}
-		s, close, err := e.open(ctx, true)
+		s, close, err := e.openWith(ctx, true, op)
 		if err != nil {
 			return err
 		}
-		defer close()
+		closeAll = close
+		for _, where := range []string{e.store.where(e.getenv), e.store.worldWhere(e.getenv)} {
+			if root := rootOf(where, false); root != "" {
+				roots = append(roots, root)
+			}
+		}
 		if f.tokenFile != "" {
 			warnReadable(e, f.tokenFile)
 		}
@@ -190,12 +234,24 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 			serves += ", with a bearer token"
 		}
 	}
+	// Every store is released once the server stopped, its requests
+	// done.
+	defer closeAll()
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
+	var ml net.Listener // the metrics'
+	if m != nil {
+		if ml, err = listenMetrics(f.metrics); err != nil {
+			l.Close()
+			return err
+		}
+	}
+	streams := newStreams()
+	defer streams.endNow()
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           operated(streams.handler(handler), roots, op, accessLog),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -203,8 +259,18 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 		// that sessions hold open. The handler reads each body within its
 		// own deadline.
 	}
+	srv.RegisterOnShutdown(streams.stop)
 	fmt.Fprintf(e.stderr, "mdmemory: serving MCP (streamable HTTP) at http://%s/ for %s\n", l.Addr(), serves)
-	return serve(ctx, srv, l, f.maxConns)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if m != nil {
+		fmt.Fprintf(e.stderr, "mdmemory: metrics at http://%s/metrics\n", ml.Addr())
+		wg.Go(func() { _ = serveMetrics(ctx, ml, m) })
+	}
+	defer context.AfterFunc(ctx, func() {
+		fmt.Fprintf(e.stderr, "mdmemory: stopping: no new requests; those under way have %v to finish\n", f.shutdownTimeout)
+	})()
+	return serve(ctx, srv, l, f.maxConns, f.shutdownTimeout)
 }
 
 // listFlag is a flag that may be repeated, each value a comma-separated

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -91,17 +92,50 @@ func (f storeFlags) budget() int { return cmp.Or(f.factsBudget, defaultFactsBudg
 // command that writes creates them, as memory.Open does. close releases
 // what open opened.
 func (e *env) open(ctx context.Context, write bool) (s *memory.Store, close func(), err error) {
+	return e.openWith(ctx, write, &opener{getenv: e.getenv})
+}
+
+// openWith is open, with the backends opened by o.
+func (e *env) openWith(ctx context.Context, write bool, o *opener) (s *memory.Store, close func(), err error) {
 	opts, err := e.store.options()
 	if err != nil {
 		return nil, nil, err
 	}
 	opts.Embedder = e.embedder
-	return openStore(ctx, e.store.where(e.getenv), e.store.worldWhere(e.getenv), opts, write, e.getenv)
+	return openStore(ctx, e.store.where(e.getenv), e.store.worldWhere(e.getenv), opts, write, o)
+}
+
+// An opener opens backends: with the configuration of getenv, and for a
+// server, each S3 backend on one client, observed.
+type opener struct {
+	getenv func(string) string
+
+	// observe, when not nil, wraps each S3 backend opened, for a
+	// server's metrics.
+	observe func(memory.Backend) memory.Backend
+
+	mu     sync.Mutex
+	client *s3.Client // made by the first S3 backend, for all
+}
+
+// s3Client returns the opener's S3 client, made on first use.
+func (o *opener) s3Client(ctx context.Context) (*s3.Client, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.client != nil {
+		return o.client, nil
+	}
+	c, err := newS3Client(ctx, o.getenv)
+	if err != nil {
+		return nil, err
+	}
+	o.client = c
+	return c, nil
 }
 
 // openStore opens the store at where with opts, and the shared world at
 // world unless it is "", as env.open says.
-func openStore(ctx context.Context, where, world string, opts memory.Options, write bool, getenv func(string) string) (s *memory.Store, close func(), err error) {
+func openStore(ctx context.Context, where, world string, opts memory.Options, write bool, o *opener) (s *memory.Store, close func(), err error) {
 	var closers []func()
 	closeAll := func() {
 		for _, c := range slices.Backward(closers) {
@@ -114,7 +148,7 @@ func openStore(ctx context.Context, where, world string, opts memory.Options, wr
 		}
 	}()
 	if world != "" {
-		b, closeWorld, err := openBackend(ctx, world, write, getenv, "give the shared world's directory with --world or $"+worldEnv)
+		b, closeWorld, err := openBackend(ctx, world, write, o, "give the shared world's directory with --world or $"+worldEnv)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--world: %w", err)
 		}
@@ -126,7 +160,7 @@ func openStore(ctx context.Context, where, world string, opts memory.Options, wr
 			return nil, nil, err
 		}
 	} else {
-		b, closeOwn, err := openBackend(ctx, where, write, getenv, "give the memory directory with --dir or $"+dirEnv)
+		b, closeOwn, err := openBackend(ctx, where, write, o, "give the memory directory with --dir or $"+dirEnv)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -142,11 +176,16 @@ func openStore(ctx context.Context, where, world string, opts memory.Options, wr
 // openBackend opens the backend at where: s3://BUCKET/PREFIX, or a
 // directory, which must exist unless write is set; hint says how to name
 // another.
-func openBackend(ctx context.Context, where string, write bool, getenv func(string) string, hint string) (memory.Backend, func(), error) {
+func openBackend(ctx context.Context, where string, write bool, o *opener, hint string) (memory.Backend, func(), error) {
 	if rest, ok := strings.CutPrefix(where, "s3://"); ok {
-		b, err := openS3(ctx, rest, getenv)
+		var b memory.Backend
+		s3b, err := openS3(ctx, rest, o)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", where, err)
+		}
+		b = s3b
+		if o.observe != nil {
+			b = o.observe(b)
 		}
 		if !write {
 			// A prefix with no file is, to a command that reads, what a
@@ -190,18 +229,27 @@ func (noMemory) Error() string { return "" }
 // errNoCredentials is openS3's error when the SDK finds no credentials.
 var errNoCredentials = errors.New(`no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) in mdmemory's environment; an MCP client passes the server only the variables of the "env" block in its configuration`)
 
-// openS3 opens the S3 backend of "BUCKET/PREFIX", configured as the AWS
-// SDK configures itself from the environment and shared files. The region
+// openS3 opens the S3 backend of "BUCKET/PREFIX", on the opener's client.
+func openS3(ctx context.Context, bucketPrefix string, o *opener) (*s3store.Backend, error) {
+	bucket, prefix, _ := strings.Cut(bucketPrefix, "/")
+	if bucket == "" {
+		return nil, errors.New("no bucket: write s3://BUCKET/PREFIX")
+	}
+	client, err := o.s3Client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s3store.New(client, bucket, prefix)
+}
+
+// newS3Client makes an S3 client configured as the AWS SDK configures
+// itself from the environment and shared files. The region
 // defaults to us-east-1, as most S3-compatible servers expect. When the
 // endpoint is another server's (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3, or a
 // profile's endpoint_url), requests use path-style addressing
 // (http://host/bucket/key), which such servers take, and not virtual-hosted
 // bucket names.
-func openS3(ctx context.Context, bucketPrefix string, getenv func(string) string) (*s3store.Backend, error) {
-	bucket, prefix, _ := strings.Cut(bucketPrefix, "/")
-	if bucket == "" {
-		return nil, errors.New("no bucket: write s3://BUCKET/PREFIX")
-	}
+func newS3Client(ctx context.Context, getenv func(string) string) (*s3.Client, error) {
 	// The SDK logs nothing: what goes wrong comes back as an error, said
 	// in one line.
 	cfg, err := config.LoadDefaultConfig(ctx, config.WithLogger(logging.Nop{}), config.WithClientLogMode(0))
@@ -224,13 +272,12 @@ func openS3(ctx context.Context, bucketPrefix string, getenv func(string) string
 		cfg.Region = "us-east-1"
 	}
 	pathStyle := cfg.BaseEndpoint != nil || getenv("AWS_ENDPOINT_URL_S3") != ""
-	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+	return s3.NewFromConfig(cfg, func(o *s3.Options) {
 		o.UsePathStyle = pathStyle
 		if bc, ok := o.HTTPClient.(*awshttp.BuildableClient); ok {
 			o.HTTPClient = &http.Client{Transport: bc.GetTransport(), Timeout: bc.GetTimeout(), CheckRedirect: sameOriginRedirect}
 		}
-	})
-	return s3store.New(client, bucket, prefix)
+	}), nil
 }
 
 // sameOriginRedirect is the S3 client's CheckRedirect. The SDK's own

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mdmemory/memory"
 )
@@ -26,13 +27,17 @@ const tokenHint = "make one with: openssl rand -hex 32"
 // users are the users of "mdmemory mcp --users FILE": each token's
 // memory. Tokens are kept as their SHA-256 digests, and a request's token
 // is looked up by its digest, so the lookup's time says nothing about the
-// token. users is safe for concurrent use: it does not change once read.
+// token. users is safe for concurrent use: it does not change once read,
+// but for the stores it keeps open, which closeAll releases.
 type users struct {
 	byDigest map[[sha256.Size]byte]string // a token's digest: its user's memory
 	worlds   map[string]string            // a user's memory: its shared world, or ""
 	plain    bool                         // some token is written in clear, not as sha256:
 	opts     memory.Options
-	getenv   func(string) string
+	opener   *opener
+
+	mu   sync.Mutex
+	open map[*memory.Store]func() // the stores opened and not released, with their release
 }
 
 // maxUsersFile bounds what is read of a users file: some 40,000 lines.
@@ -61,14 +66,14 @@ func readUsers(path, defaultWorld string, opts memory.Options, getenv func(strin
 	if err != nil {
 		return nil, fmt.Errorf("%s:%w", path, err)
 	}
-	u.opts, u.getenv = opts, getenv
+	u.opts, u.opener = opts, &opener{getenv: getenv}
 	return u, nil
 }
 
 // parseUsers parses a users file whose relative directories are in base.
 // Its errors start with the line number and ": ".
 func parseUsers(r io.Reader, base, defaultWorld string) (*users, error) {
-	u := &users{byDigest: make(map[[sha256.Size]byte]string), worlds: make(map[string]string)}
+	u := &users{byDigest: make(map[[sha256.Size]byte]string), worlds: make(map[string]string), open: make(map[*memory.Store]func())}
 	worldLine := make(map[string]int)
 	sc := bufio.NewScanner(r)
 	n := 0
@@ -152,9 +157,63 @@ func (u *users) User(token string) (string, bool) {
 }
 
 // Open opens the memory of the user name, creating its directory when it
-// has none, as mcp does.
+// has none, as mcp does. The store is released by the func returned, or
+// by closeAll, whichever comes first.
 func (u *users) Open(ctx context.Context, name string) (*memory.Store, func(), error) {
-	return openStore(ctx, name, u.worlds[name], u.opts, true, u.getenv)
+	s, close, err := openStore(ctx, name, u.worlds[name], u.opts, true, u.opener)
+	if err != nil {
+		return nil, nil, err
+	}
+	release := sync.OnceFunc(func() {
+		u.mu.Lock()
+		delete(u.open, s)
+		u.mu.Unlock()
+		close()
+	})
+	u.mu.Lock()
+	u.open[s] = release
+	u.mu.Unlock()
+	return s, release, nil
+}
+
+// closeAll releases every store Open opened and nothing released yet, as
+// a server that stops does once its requests are done.
+func (u *users) closeAll() {
+	u.mu.Lock()
+	all := make([]func(), 0, len(u.open))
+	for _, release := range u.open {
+		all = append(all, release)
+	}
+	u.mu.Unlock()
+	for _, release := range all {
+		release()
+	}
+}
+
+// opened is the number of stores open.
+func (u *users) opened() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.open)
+}
+
+// roots are the places the users' memories and worlds are kept, each
+// once, for a probe of the backend: an S3 bucket (s3://BUCKET), or the
+// folder that holds a user's directory, which Open creates.
+func (u *users) roots() []string {
+	seen := make(map[string]bool)
+	var roots []string
+	for mem, world := range u.worlds {
+		for _, where := range []string{mem, world} {
+			root := rootOf(where, true)
+			if root != "" && !seen[root] {
+				seen[root] = true
+				roots = append(roots, root)
+			}
+		}
+	}
+	slices.Sort(roots)
+	return roots
 }
 
 // count is the number of users.

@@ -1,0 +1,439 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mdmemory/memory"
+	"github.com/mdmemory/memory/mcpserver"
+)
+
+// What mcp --http offers an operator: /healthz and /readyz, Prometheus
+// metrics on an address of their own, an access log, and a graceful stop.
+
+// probeTimeout bounds each probe of the memory's backend by /readyz.
+const probeTimeout = 2 * time.Second
+
+// metrics are the Prometheus metrics of mcp --http. No label holds a
+// token, a user, a path or a memory's text: methods and tools are those
+// the server knows, or "other" (mcpserver.Observer), and HTTP statuses
+// are codes.
+type metrics struct {
+	reg *prometheus.Registry
+
+	requests        *prometheus.CounterVec   // method, outcome
+	requestSeconds  *prometheus.HistogramVec // method
+	toolCalls       *prometheus.CounterVec   // tool, outcome
+	toolSeconds     *prometheus.HistogramVec // tool
+	httpRequests    *prometheus.CounterVec   // method, code
+	openStores      prometheus.Gauge
+	liveSessions    prometheus.Gauge
+	lockWaitSeconds prometheus.Histogram
+	backendErrors   *prometheus.CounterVec // op
+}
+
+func newMetrics() *metrics {
+	// Request latencies: from a millisecond (a read of a cached file) to
+	// the 10 s a change may wait for a lock.
+	buckets := []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mdmemory_mcp_requests_total",
+			Help: "JSON-RPC requests and notifications handled, by method (\"other\" for one the server does not know) and outcome (ok, tool_error, error).",
+		}, []string{"method", "outcome"}),
+		requestSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mdmemory_mcp_request_duration_seconds",
+			Help:    "The time taken to handle a JSON-RPC request, by method.",
+			Buckets: buckets,
+		}, []string{"method"}),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mdmemory_mcp_tool_calls_total",
+			Help: "Tool calls, by tool (\"other\" for one the server does not have) and outcome (ok; tool_error, the model's mistake; error, a failure of the host).",
+		}, []string{"tool", "outcome"}),
+		toolSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mdmemory_mcp_tool_call_duration_seconds",
+			Help:    "The time taken by a tool call, by tool.",
+			Buckets: buckets,
+		}, []string{"tool"}),
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mdmemory_http_requests_total",
+			Help: "HTTP requests answered, by method (GET, POST, DELETE, other) and status code; refusals (401, 403, 404) included.",
+		}, []string{"method", "code"}),
+		openStores: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mdmemory_open_stores",
+			Help: "The users' stores open: a user's store opens on its first request and is released a minute after its last.",
+		}),
+		liveSessions: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mdmemory_live_sessions",
+			Help: "The MCP sessions (2025-11-25 and older clients) open.",
+		}),
+		lockWaitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "mdmemory_lock_wait_seconds",
+			Help:    "The time a change waited for the lock of the files it changes, on S3 memories (the facts' lease); its count is the locks taken.",
+			Buckets: buckets,
+		}),
+		backendErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mdmemory_backend_errors_total",
+			Help: "Failures of an S3 memory's backend, by operation (read, list, lock, write, remove): neither a missing file, nor a change made meanwhile, nor a request cancelled.",
+		}, []string{"op"}),
+	}
+	for _, op := range []string{"read", "list", "lock", "write", "remove"} {
+		m.backendErrors.WithLabelValues(op) // shown at 0 before the first
+	}
+	m.reg.MustRegister(m.requests, m.requestSeconds, m.toolCalls, m.toolSeconds, m.httpRequests,
+		m.openStores, m.liveSessions, m.lockWaitSeconds, m.backendErrors,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// handler serves the metrics in Prometheus's text format.
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// observer is the mcpserver.Observer of mcp --http: it counts into m, when
+// not nil, and logs each request to log, when not nil.
+type observer struct {
+	m   *metrics
+	log *slog.Logger
+}
+
+func (o observer) Request(r mcpserver.RequestInfo) {
+	if o.m != nil {
+		o.m.requests.WithLabelValues(r.Method, r.Outcome).Inc()
+		o.m.requestSeconds.WithLabelValues(r.Method).Observe(r.Duration.Seconds())
+		if r.Tool != "" {
+			o.m.toolCalls.WithLabelValues(r.Tool, r.Outcome).Inc()
+			o.m.toolSeconds.WithLabelValues(r.Tool).Observe(r.Duration.Seconds())
+		}
+	}
+	if o.log != nil && !strings.HasPrefix(r.Method, "notifications/") {
+		attrs := []slog.Attr{slog.String("method", r.Method)}
+		if r.Tool != "" {
+			attrs = append(attrs, slog.String("tool", r.Tool))
+		}
+		attrs = append(attrs, slog.String("outcome", r.Outcome), slog.Duration("duration", r.Duration))
+		if r.User != "" {
+			attrs = append(attrs, slog.String("user", userID(r.User)))
+		}
+		o.log.LogAttrs(context.Background(), slog.LevelInfo, "mcp request", attrs...)
+	}
+}
+
+func (o observer) HTTP(r mcpserver.HTTPInfo) {
+	if o.m != nil {
+		o.m.httpRequests.WithLabelValues(r.Method, strconv.Itoa(r.Status)).Inc()
+	}
+	if o.log != nil {
+		attrs := []slog.Attr{slog.String("method", r.Method), slog.Int("status", r.Status), slog.Duration("duration", r.Duration), slog.Bool("session", r.Session)}
+		if r.User != "" {
+			attrs = append(attrs, slog.String("user", userID(r.User)))
+		}
+		o.log.LogAttrs(context.Background(), slog.LevelInfo, "http request", attrs...)
+	}
+}
+
+func (o observer) SessionOpened() {
+	o.gauge(func(m *metrics) prometheus.Gauge { return m.liveSessions }, 1)
+}
+func (o observer) SessionClosed() {
+	o.gauge(func(m *metrics) prometheus.Gauge { return m.liveSessions }, -1)
+}
+func (o observer) StoreOpened() {
+	o.gauge(func(m *metrics) prometheus.Gauge { return m.openStores }, 1)
+}
+func (o observer) StoreClosed() {
+	o.gauge(func(m *metrics) prometheus.Gauge { return m.openStores }, -1)
+}
+
+func (o observer) gauge(g func(*metrics) prometheus.Gauge, d float64) {
+	if o.m != nil {
+		g(o.m).Add(d)
+	}
+}
+
+// userID is what the access log says of a user: the first 12 hex digits
+// of the SHA-256 of its memory's name, the same in every line and every
+// process of a fleet, that names neither the memory nor the token.
+func userID(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return hex.EncodeToString(sum[:6])
+}
+
+// newAccessLog returns the access log for --log-format: "text" or "json"
+// lines on w.
+func newAccessLog(format string, w io.Writer) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	case "none":
+		return nil, nil
+	}
+	return nil, usageErr{fmt.Sprintf("--log-format %q: give text, json or none", format)}
+}
+
+// observedBackend is an S3 memory's backend as the metrics see it: the
+// time each lock took, and each failure.
+type observedBackend struct {
+	memory.Backend
+	m *metrics
+}
+
+func (b observedBackend) Read(ctx context.Context, name string, limit int64) (memory.Content, error) {
+	c, err := b.Backend.Read(ctx, name, limit)
+	b.failed("read", err)
+	return c, err
+}
+
+func (b observedBackend) List(ctx context.Context, dir string) ([]memory.Entry, error) {
+	e, err := b.Backend.List(ctx, dir)
+	b.failed("list", err)
+	return e, err
+}
+
+func (b observedBackend) Lock(ctx context.Context, name string) (memory.Held, error) {
+	start := time.Now()
+	h, err := b.Backend.Lock(ctx, name)
+	if err != nil {
+		b.failed("lock", err)
+		return nil, err
+	}
+	b.m.lockWaitSeconds.Observe(time.Since(start).Seconds())
+	return observedHeld{Held: h, b: b}, nil
+}
+
+// failed counts err, when it is a failure of the backend.
+func (b observedBackend) failed(op string, err error) {
+	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, memory.ErrChanged) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return
+	}
+	b.m.backendErrors.WithLabelValues(op).Inc()
+}
+
+// observedHeld is a lock of an observedBackend.
+type observedHeld struct {
+	memory.Held
+	b observedBackend
+}
+
+func (h observedHeld) Write(ctx context.Context, name string, data []byte, match string) (string, error) {
+	v, err := h.Held.Write(ctx, name, data, match)
+	h.b.failed("write", err)
+	return v, err
+}
+
+func (h observedHeld) Remove(ctx context.Context, name, match string) error {
+	err := h.Held.Remove(ctx, name, match)
+	h.b.failed("remove", err)
+	return err
+}
+
+// rootOf is where a probe looks for the memory or world at where: the
+// bucket of s3://BUCKET/PREFIX ("s3://BUCKET"), or the directory, or with
+// parent the folder that holds it (which a directory created on first use
+// needs); "" for no memory.
+func rootOf(where string, parent bool) string {
+	if where == "" {
+		return ""
+	}
+	if rest, ok := strings.CutPrefix(where, "s3://"); ok {
+		bucket, _, _ := strings.Cut(rest, "/")
+		return "s3://" + bucket
+	}
+	if parent {
+		return filepath.Dir(where)
+	}
+	return where
+}
+
+// probe says whether the backend at root, as rootOf gives it, answers: an
+// S3 bucket, to a HEAD; a directory, to a stat.
+func probe(ctx context.Context, root string, o *opener) error {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	if bucket, ok := strings.CutPrefix(root, "s3://"); ok {
+		c, err := o.s3Client(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)})
+		return err
+	}
+	fi, err := os.Stat(root)
+	if err == nil && !fi.IsDir() {
+		err = fmt.Errorf("%s is not a directory", root)
+	}
+	return err
+}
+
+// readiness probes the roots, one probe at a time: a call of /readyz,
+// which anyone may make, that comes while a probe is under way takes its
+// result, so that calls in a loop cost the backend no more than one probe
+// after the other.
+type readiness struct {
+	roots []string
+	probe func(ctx context.Context, root string) error
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	running chan struct{} // closed when the probe under way is done; nil for none
+	ok      bool          // the last probe's result
+
+	waiting func() // tests: called when a call waits for another's probe
+}
+
+// ready reports whether every root answers a probe.
+func (rd *readiness) ready(ctx context.Context) bool {
+	rd.mu.Lock()
+	if ch := rd.running; ch != nil {
+		rd.mu.Unlock()
+		if rd.waiting != nil {
+			rd.waiting()
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+		rd.mu.Lock()
+		defer rd.mu.Unlock()
+		return rd.ok
+	}
+	ch := make(chan struct{})
+	rd.running = ch
+	rd.mu.Unlock()
+	ok := true
+	for _, root := range rd.roots {
+		// Not the caller's context: others may wait for this probe.
+		if err := rd.probe(context.WithoutCancel(ctx), root); err != nil {
+			if rd.log != nil {
+				rd.log.Warn("readiness probe failed", slog.String("err", err.Error()))
+			}
+			ok = false
+			break
+		}
+	}
+	rd.mu.Lock()
+	rd.ok, rd.running = ok, nil
+	rd.mu.Unlock()
+	close(ch)
+	return ok
+}
+
+// operated serves h with what an operator needs around it: /healthz
+// answers 200 while the process runs, and /readyz 200 while every root
+// answers a probe, 503 otherwise; neither needs a token nor says more. A
+// failed probe goes to log, when not nil. Every other path is h's.
+func operated(h http.Handler, roots []string, o *opener, log *slog.Logger) http.Handler {
+	rd := &readiness{roots: roots, log: log, probe: func(ctx context.Context, root string) error { return probe(ctx, root, o) }}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead || (r.URL.Path != "/healthz" && r.URL.Path != "/readyz") {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		if r.URL.Path == "/readyz" && !rd.ready(r.Context()) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, "not ready: the memory's backend does not answer\n")
+			return
+		}
+		io.WriteString(w, "ok\n")
+	})
+}
+
+// streams holds the event streams (GET requests) a server serves, so that
+// a graceful stop does not wait for them: once the server stops (stop)
+// and no other request is under way, they end, and the clients open them
+// again, on another process. (A stream ended while a request of its
+// session is under way would fail that request in some clients.)
+type streams struct {
+	mu       sync.Mutex
+	requests int  // the requests under way that are not streams
+	stopping bool // stop was called
+	end      context.Context
+	endNow   context.CancelFunc
+}
+
+func newStreams() *streams {
+	s := &streams{}
+	s.end, s.endNow = context.WithCancel(context.Background())
+	return s
+}
+
+// stop ends the streams once no other request is under way.
+func (s *streams) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopping = true
+	if s.requests == 0 {
+		s.endNow()
+	}
+}
+
+// handler serves h, ending its streams as stop says.
+func (s *streams) handler(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			s.mu.Lock()
+			s.requests++
+			s.mu.Unlock()
+			defer func() {
+				s.mu.Lock()
+				s.requests--
+				if s.stopping && s.requests == 0 {
+					s.endNow()
+				}
+				s.mu.Unlock()
+			}()
+			h.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		defer context.AfterFunc(s.end, cancel)()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// listenMetrics listens on the --metrics address addr.
+func listenMetrics(addr string) (net.Listener, error) {
+	addr, _ = listenAddr(addr)
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics: %w", err)
+	}
+	return l, nil
+}
+
+// serveMetrics serves m at l's /metrics until ctx ends.
+func serveMetrics(ctx context.Context, l net.Listener, m *metrics) error {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	return serve(ctx, srv, l, 16, time.Second)
+}

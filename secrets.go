@@ -31,22 +31,8 @@ import (
 // and says what to keep instead: that the credential exists, what it is
 // for, and where it is kept.
 //
-// The detector is internal/secrets's unless Options.Secrets gives another.
-// It knows the API keys and tokens of OpenAI, Anthropic, AWS (access key
-// IDs, and secret access keys named as such), GitHub, GitLab, Slack (tokens
-// and webhook URLs), Discord webhooks, Stripe, Google (API keys, OAuth
-// client secrets and access tokens), SendGrid, Twilio, npm, PyPI, Hugging
-// Face, DigitalOcean, Shopify, Telegram bots, Groq, xAI, Replicate, Tavily,
-// Perplexity, Mailgun, Linear and Notion; private key blocks (PEM, OpenSSH,
-// PGP); JSON Web Tokens; bearer tokens and basic authentication headers;
-// passwords in a connection string (postgres://user:password@host); a
-// password written as one ("password: …", "the wifi password is …") that
-// looks like one, not a phrase; and a long random value named as an API
-// key, token, secret or credential. It is precise first: it matches the
-// shape of a value, never a mention, so "the Tavily API key has a
-// 1,000/day limit", "password reset emails land in spam" or "uses
-// 1Password" pass, and placeholders (sk-xxxx, <your-key>, ${TOKEN}) and
-// documentation's examples (AKIAIOSFODNN7EXAMPLE) are no secret.
+// The detector is internal/secrets's unless Options.Secrets gives another
+// (see SecretDetector for the families it knows).
 
 // A SecretDetector finds the values of credentials in text, for the secret
 // guard and [Store.Check]: set Options.Secrets to replace the library's
@@ -56,6 +42,24 @@ import (
 // I/O. A detector that finds nothing switches the guard off:
 //
 //	opts.Secrets = memory.SecretFunc(func(string) []memory.Secret { return nil })
+//
+// The library's own detector, used when Options.Secrets is nil, knows the
+// API keys and tokens of OpenAI, Anthropic, AWS (access key IDs, and secret
+// access keys named as such), GitHub, GitLab, Slack (tokens and webhook
+// URLs), Discord webhooks, Stripe, Google (API keys, OAuth client secrets
+// and access tokens), SendGrid, Twilio, npm, PyPI, Hugging Face,
+// DigitalOcean, Shopify, Telegram bots, Groq, xAI, Replicate, Tavily,
+// Perplexity, Mailgun, Linear and Notion; private key blocks (PEM,
+// OpenSSH, PGP); JSON Web Tokens; bearer tokens and basic authentication
+// headers; the password of a connection string
+// (postgres://user:password@host); a password written as one ("password:
+// …", "the wifi password is …") whose value looks like one, not a phrase;
+// and a long random value named as an API key, token, secret or
+// credential. It is precise first: it matches the shape of a value, never
+// a mention, so "the Tavily API key has a 1,000/day limit", "password
+// reset emails land in spam" or "uses 1Password" pass, and placeholders
+// (sk-xxxx, <your-key>, ${TOKEN}) and documentation's examples
+// (AKIAIOSFODNN7EXAMPLE) are no secret.
 type SecretDetector interface {
 	Secrets(text string) []Secret
 }

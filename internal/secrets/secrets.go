@@ -76,10 +76,10 @@ func Find(text string) []Finding {
 				j += at
 				at = j + len(k)
 				for p := max(j-max(r.back, 1)+1, next, 0); p <= j; p++ {
-					if p > 0 && wordByte(text[p-1]) {
-						continue // a match starts a word
+					if p > 0 && wordByte(text[p-1]) || r.starts != "" && strings.IndexByte(r.starts, s[p]) < 0 {
+						continue // a match starts a word, with one of starts
 					}
-					m := r.re.FindStringSubmatchIndex(text[p:min(p+max(r.back, 1)+cmp.Or(r.fwd, 320), len(text))])
+					m := r.re.FindStringSubmatchIndex(s[p:min(p+max(r.back, 1)+cmp.Or(r.fwd, 320), len(s))])
 					if m == nil {
 						continue
 					}
@@ -135,11 +135,15 @@ type rule struct {
 	kind string
 	// keywords: the expression runs only where one is, anchored at the
 	// start of a word from back bytes before it (1 when 0: at the keyword
-	// itself), on back+fwd bytes (fwd 320 when 0); fold compares them with
-	// the text in lower case (they are lower case).
+	// itself), on back+fwd bytes (fwd 320 when 0); fold matches keywords
+	// and expression with the text in lower case (both are written in lower
+	// case), and judges the value as it is written.
 	keywords  []string
 	fold      bool
 	back, fwd int
+	// starts, when not "", holds the bytes a match may start with (in
+	// lower case): other places are not tried.
+	starts string
 	// re matches the value: its first group when it has one, else the
 	// whole match.
 	re *regexp.Regexp
@@ -324,8 +328,8 @@ var rules = sync.OnceValue(func() []rule {
 			re: re(`(sk-[A-Za-z0-9]{32,})(?:[^A-Za-z0-9_\-]|$)`), entropy: 3.5, classes: 2},
 		{kind: "an AWS access key ID", keywords: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
 			re: re(`((?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16})(?:[^A-Za-z0-9]|$)`), entropy: 3.0, classes: 1},
-		{kind: "an AWS secret access key", keywords: []string{"aws", "secret"}, fold: true, back: 8, fwd: 160,
-			re:      re(`(?i)(?:aws|secret)[a-z_ \-]{0,24}(?:secret|key)["']?\s*(?:[:=]|=>|\bis\b)\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
+		{kind: "an AWS secret access key", keywords: []string{"aws", "secret"}, fold: true, starts: "as", back: 8, fwd: 160,
+			re:      re(`(?:aws|secret)[a-z_ \-]{0,24}(?:secret|key)["']?\s*(?:[:=]|=>|\bis\b)\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
 			entropy: 4.0, classes: 3},
 		{kind: "a GitHub token", keywords: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
 			re: re(`(gh[pousr]_[A-Za-z0-9]{36,255})(?:[^A-Za-z0-9_]|$)`), entropy: 3.5, classes: 2},
@@ -368,15 +372,15 @@ var rules = sync.OnceValue(func() []rule {
 		{kind: "a JSON Web Token", keywords: []string{"eyJ"}, fwd: 8192,
 			re: re(`(eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})`), entropy: 3.5, classes: 3},
 		{kind: "a bearer token", keywords: []string{"bearer"}, fold: true,
-			re: re(`(?i)bearer\s+([A-Za-z0-9._~+/\-]{20,}=*)`), entropy: 3.5, classes: 2},
-		{kind: "basic authentication credentials", keywords: []string{"basic "}, fold: true, back: 40, fwd: 120,
-			re: re(`(?i)authorization["']?\s*[:=]\s*["']?basic\s+([A-Za-z0-9+/]{12,}={0,2})`), entropy: 3.0, classes: 2},
+			re: re(`bearer\s+([A-Za-z0-9._~+/\-]{20,}=*)`), entropy: 3.5, classes: 2},
+		{kind: "basic authentication credentials", keywords: []string{"basic "}, fold: true, starts: "a", back: 40, fwd: 120,
+			re: re(`authorization["']?\s*[:=]\s*["']?basic\s+([A-Za-z0-9+/]{12,}={0,2})`), entropy: 3.0, classes: 2},
 		{kind: "a password in a connection string", keywords: []string{"://"}, back: 24, fwd: 200,
 			re: re(`[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@'"]{0,64}:([^\s@/'"]{1,128})@[A-Za-z0-9\[]`), judge: urlPassword},
-		{kind: "a password", keywords: []string{"pass", "pwd", "pw"}, fold: true, back: 8, fwd: 140,
-			re: re(`(?i)(?:password|passwd|pwd|passphrase|passcode|pass|db_pass|pw)["']?` + gap + `\s*(?:[:=]|=>|\bis\b)\s*["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePassword},
-		{kind: "an API key or token", keywords: []string{"key", "token", "secret", "credential"}, fold: true, back: 16, fwd: 180,
-			re:      re(`(?i)(?:api[_ \-]?key|apikey|access[_ \-]?key|auth[_ \-]?key|secret[_ \-]?key|client[_ \-]?secret|secret|token|access[_ \-]?token|auth[_ \-]?token|credentials?|accountkey)["']?` + gap + `\s*(?:[:=]|=>|\bis\b)\s*["'` + "`" + `]?([A-Za-z0-9_\-./+=]{20,})`),
+		{kind: "a password", keywords: []string{"pass", "pwd", "pw"}, fold: true, starts: "pd", back: 8, fwd: 140,
+			re: re(`(?:password|passwd|pwd|passphrase|passcode|pass|db_pass|pw)["']?` + gap + `\s*(?:[:=]|=>|\bis\b)\s*["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePassword},
+		{kind: "an API key or token", keywords: []string{"key", "token", "secret", "credential"}, fold: true, starts: "acst", back: 16, fwd: 180,
+			re:      re(`(?:api[_ \-]?key|apikey|access[_ \-]?key|auth[_ \-]?key|secret[_ \-]?key|client[_ \-]?secret|secret|token|access[_ \-]?token|auth[_ \-]?token|credentials?|accountkey)["']?` + gap + `\s*(?:[:=]|=>|\bis\b)\s*["'` + "`" + `]?([A-Za-z0-9_\-./+=]{20,})`),
 			entropy: 3.7, classes: 3},
 	}
 })

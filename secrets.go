@@ -226,7 +226,9 @@ func lineEnd(b []byte, i int) int {
 func commonPrefix(a, b []byte) int {
 	n := min(len(a), len(b))
 	i := 0
-	for ; i+64 <= n && bytes.Equal(a[i:i+64], b[i:i+64]); i += 64 {
+	for _, block := range [...]int{1024, 64} {
+		for ; i+block <= n && bytes.Equal(a[i:i+block], b[i:i+block]); i += block {
+		}
 	}
 	for i < n && a[i] == b[i] {
 		i++
@@ -238,7 +240,9 @@ func commonPrefix(a, b []byte) int {
 func commonSuffix(a, b []byte) int {
 	n := min(len(a), len(b))
 	i := 0
-	for ; i+64 <= n && bytes.Equal(a[len(a)-i-64:len(a)-i], b[len(b)-i-64:len(b)-i]); i += 64 {
+	for _, block := range [...]int{1024, 64} {
+		for ; i+block <= n && bytes.Equal(a[len(a)-i-block:len(a)-i], b[len(b)-i-block:len(b)-i]); i += block {
+		}
 	}
 	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
 		i++

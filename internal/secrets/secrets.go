@@ -20,6 +20,7 @@ import (
 	"cmp"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -51,54 +52,131 @@ func Kinds() []string {
 //
 // A rule's expression runs only where one of its keywords is: anchored at
 // the start of each word from back bytes before the keyword up to it, on
-// at most back+fwd bytes. A text costs a scan for the keywords, and an
-// expression's work only where a keyword is.
+// at most back+fwd bytes. A text costs one pass that finds every rule's
+// keywords at once, and an expression's work only where a keyword is.
 func Find(text string) []Finding {
+	lower := toLower(text)
+	hits := keywords().scan(text, lower)
+	if len(hits) == 0 {
+		return nil
+	}
+	// By rule, in the order of the rules, each rule's in the order of the
+	// text.
+	slices.SortStableFunc(hits, func(a, b hit) int { return int(a.rule) - int(b.rule) })
 	var out []Finding
-	var lower string // text in lower case, made when a rule first needs it
-	for i := range rules() {
-		r := &rules()[i]
-		s := text
-		if r.fold {
-			if lower == "" {
-				lower = toLower(text)
-			}
-			s = lower
+	rs := rules()
+	for len(hits) > 0 {
+		n := 1
+		for n < len(hits) && hits[n].rule == hits[0].rule {
+			n++
 		}
-		found := 0 // matches looked at
-		for _, k := range r.keywords {
-			next := 0 // where the next match may start
-			for at := 0; found < maxPerRule; {
-				j := strings.Index(s[at:], k)
-				if j < 0 {
-					break
-				}
-				j += at
-				at = j + len(k)
-				for p := max(j-max(r.back, 1)+1, next, 0); p <= j; p++ {
-					if p > 0 && wordByte(text[p-1]) || r.starts != "" && strings.IndexByte(r.starts, s[p]) < 0 {
-						continue // a match starts a word, with one of starts
-					}
-					m := r.re.FindStringSubmatchIndex(s[p:min(p+max(r.back, 1)+cmp.Or(r.fwd, 320), len(s))])
-					if m == nil {
-						continue
-					}
-					found++
-					next = p + m[1]
-					start, end := p+m[0], p+m[1]
-					if len(m) >= 4 && m[2] >= 0 {
-						start, end = p+m[2], p+m[3]
-					}
-					if r.accepts(text[start:end]) && !overlaps(out, start, end) {
-						out = append(out, Finding{Kind: r.kind, Start: start, End: end})
-					}
-					break
+		r := &rs[hits[0].rule]
+		out = r.find(text, lower, hits[:n], out)
+		hits = hits[n:]
+	}
+	sortFindings(out)
+	return out
+}
+
+// find appends to out the values r finds at its keywords' hits in text
+// (lower, in lower case), but those overlapping a finding of out.
+func (r *rule) find(text, lower string, hits []hit, out []Finding) []Finding {
+	s := text
+	if r.fold {
+		s = lower
+	}
+	back, window := max(r.back, 1), max(r.back, 1)+cmp.Or(r.fwd, 320)
+	found, next := 0, 0 // matches looked at; where the next may start
+	for _, h := range hits {
+		if found == maxPerRule {
+			break
+		}
+		j := int(h.at)
+		for p := max(j-back+1, next, 0); p <= j; p++ {
+			if p > 0 && wordByte(text[p-1]) || r.starts != "" && strings.IndexByte(r.starts, s[p]) < 0 {
+				continue // a match starts a word, with one of starts
+			}
+			m := r.re.FindStringSubmatchIndex(s[p:min(p+window, len(s))])
+			if m == nil {
+				continue
+			}
+			found++
+			next = p + m[1]
+			start, end := p+m[0], p+m[1]
+			if len(m) >= 4 && m[2] >= 0 {
+				start, end = p+m[2], p+m[3]
+			}
+			if r.accepts(text[start:end]) && !overlaps(out, start, end) {
+				out = append(out, Finding{Kind: r.kind, Start: start, End: end})
+			}
+			break
+		}
+	}
+	return out
+}
+
+// A hit is a place a rule's keyword is in a text.
+type hit struct {
+	rule int32 // the rule's index in rules
+	at   int32 // where the keyword starts
+}
+
+// A keywordIndex finds the keywords of every rule in one pass: by the
+// first two bytes of each place of the text, the keywords that start
+// with them (in lower case for the rules that compare without case).
+type keywordIndex struct {
+	first [2][1 << 16]uint16 // [fold][two bytes] → 1 + index in groups; 0 for none
+	group [][]keyword
+}
+
+type keyword struct {
+	word string
+	rule int32
+}
+
+// keywords is the index of the rules' keywords, made once.
+var keywords = sync.OnceValue(func() *keywordIndex {
+	x := &keywordIndex{}
+	for i, r := range rules() {
+		f := 0
+		if r.fold {
+			f = 1
+		}
+		for _, w := range r.keywords {
+			if len(w) < 2 {
+				panic("secrets: a keyword of rule " + r.kind + " is shorter than 2 bytes")
+			}
+			k := uint16(w[0])<<8 | uint16(w[1])
+			if x.first[f][k] == 0 {
+				x.group = append(x.group, nil)
+				x.first[f][k] = uint16(len(x.group))
+			}
+			g := x.first[f][k] - 1
+			x.group[g] = append(x.group[g], keyword{w, int32(i)})
+		}
+	}
+	return x
+})
+
+// scan returns the hits of every rule's keywords in text, whose lower
+// case is lower, in the order of the text. A rule is hit once at a place,
+// whichever of its keywords is there.
+func (x *keywordIndex) scan(text, lower string) []hit {
+	var hits []hit
+	for i := 0; i+1 < len(text); i++ {
+		for f, s := range [2]string{text, lower} {
+			g := x.first[f][uint16(s[i])<<8|uint16(s[i+1])]
+			if g == 0 {
+				continue
+			}
+			for _, k := range x.group[g-1] {
+				if strings.HasPrefix(s[i:], k.word) && (len(hits) == 0 || hits[len(hits)-1] != hit{k.rule, int32(i)}) {
+					hits = append(hits, hit{k.rule, int32(i)})
 				}
 			}
 		}
 	}
-	sortFindings(out)
-	return out
+	return hits
 }
 
 // wordByte reports a byte that may be part of a token: a letter, a digit,

@@ -11,9 +11,12 @@
 // of the value, a floor on the value's entropy (a random key's characters
 // are varied, "sk-aaaaaaaaaaaaaaaaaaaa" is not a key), the kinds of
 // character it must mix, and allowlists for look-alikes: placeholders
-// (sk-xxxx…, <your-key>, ${TOKEN}, "your_api_key"), the keys of
-// documentation (AWS's AKIAIOSFODNN7EXAMPLE, anything holding EXAMPLE),
-// runs like 123456789 or abcdefgh, and names of variables (API_KEY_ENV).
+// (sk-xxxx…, <your-key>, ${TOKEN}, "your_api_key", a run of one
+// character), the keys of documentation (AWS's AKIAIOSFODNN7EXAMPLE,
+// anything holding EXAMPLE), and names of variables (API_KEY_ENV). A value
+// of a credential's shape that only looks typed by hand (a sequence, a
+// pattern repeated) is judged one: nobody needs it kept, and a test key is
+// often made so.
 package secrets
 
 import (
@@ -227,7 +230,10 @@ type rule struct {
 	re *regexp.Regexp
 	// entropy is the floor on the value's Shannon entropy, in bits a
 	// character; classes the fewest kinds of character (lower, upper,
-	// digit, other) the value mixes.
+	// digit, other) the value mixes: 1 for a value whose prefix alone
+	// makes it a credential, 2 where the value may join words with '-'
+	// (a name like sk-proj-billing-dashboard is no key), 3 for a value
+	// known by its name only.
 	entropy float64
 	classes int
 	// judge, when set, judges the value instead of entropy and classes:
@@ -268,7 +274,7 @@ func toLower(s string) string {
 func placeholder(v string) bool {
 	// In lower or upper case or capitalised, not mixed: a random key may
 	// hold "xXxX".
-	for _, p := range []string{"xxxx", "****", "....", "…", "<", ">", "${", "{{", "%s", "example", "your", "placeholder", "redacted", "dummy", "sample", "changeme", "insert", "replace", "12345678", "abcdefgh"} {
+	for _, p := range []string{"xxxx", "****", "....", "…", "<", ">", "${", "{{", "%s", "example", "your", "placeholder", "redacted", "dummy", "sample", "changeme", "insert", "replace"} {
 		if strings.Contains(v, p) || strings.Contains(v, strings.ToUpper(p)) || strings.Contains(v, strings.ToUpper(p[:1])+p[1:]) {
 			return true
 		}
@@ -397,11 +403,11 @@ var rules = sync.OnceValue(func() []rule {
 			re:      re(`-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----(?:\s|[A-Za-z-]+:[^\n]*\n)*([A-Za-z0-9+/=]{40,})`),
 			entropy: 4.0, classes: 3},
 		{kind: "an Anthropic API key", keywords: []string{"sk-ant-"},
-			re: re(`(sk-ant-[a-z]{3,8}\d{0,3}-[A-Za-z0-9_\-]{32,})`), entropy: 4.0, classes: 3},
+			re: re(`(sk-ant-[a-z]{3,8}\d{0,3}-[A-Za-z0-9_\-]{32,})`), entropy: 3.0, classes: 2},
 		{kind: "an OpenAI API key", keywords: []string{"sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"},
-			re: re(`(sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,})`), entropy: 3.5, classes: 2},
+			re: re(`(sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,})`), entropy: 3.0, classes: 2},
 		{kind: "an OpenAI API key", keywords: []string{"T3BlbkFJ"}, back: 24,
-			re: re(`(sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})`), entropy: 3.5, classes: 3},
+			re: re(`(sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})`), entropy: 3.0, classes: 1},
 		{kind: "an API key (sk-…)", keywords: []string{"sk-"},
 			re: re(`(sk-[A-Za-z0-9]{32,})(?:[^A-Za-z0-9_\-]|$)`), entropy: 3.5, classes: 2},
 		{kind: "an AWS access key ID", keywords: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
@@ -410,41 +416,41 @@ var rules = sync.OnceValue(func() []rule {
 			re:      re(`(?:aws|secret)[a-z_ \-]{0,24}(?:secret|key)["']?\s*(?:[:=]|=>|\bis\b)\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
 			entropy: 4.0, classes: 3},
 		{kind: "a GitHub token", keywords: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
-			re: re(`(gh[pousr]_[A-Za-z0-9]{36,255})(?:[^A-Za-z0-9_]|$)`), entropy: 3.5, classes: 2},
+			re: re(`(gh[pousr]_[A-Za-z0-9]{36,255})(?:[^A-Za-z0-9_]|$)`), entropy: 3.0, classes: 1},
 		{kind: "a GitHub token", keywords: []string{"github_pat_"},
-			re: re(`(github_pat_[A-Za-z0-9_]{50,255})`), entropy: 3.5, classes: 3},
+			re: re(`(github_pat_[A-Za-z0-9_]{50,255})`), entropy: 3.0, classes: 1},
 		{kind: "a GitLab token", keywords: []string{"glpat-", "glptt-", "gldt-", "glrt-", "glsoat-"},
-			re: re(`((?:glpat|glptt|gldt|glrt|glsoat)-[A-Za-z0-9_\-]{20,})`), entropy: 3.5, classes: 2},
+			re: re(`((?:glpat|glptt|gldt|glrt|glsoat)-[A-Za-z0-9_\-]{20,})`), entropy: 3.0, classes: 2},
 		{kind: "a Slack token", keywords: []string{"xox", "xapp-"},
-			re: re(`((?:xox[baprse]|xapp)-[0-9A-Za-z\-]{10,})`), entropy: 3.0, classes: 2},
+			re: re(`((?:xox[baprse]|xapp)-[0-9A-Za-z\-]{10,})`), entropy: 3.0, classes: 1},
 		{kind: "a Slack webhook URL", keywords: []string{"hooks.slack.com"},
-			re: re(`hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/_\-]{20,})`), entropy: 3.5, classes: 2},
+			re: re(`hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/_\-]{20,})`), entropy: 3.0, classes: 1},
 		{kind: "a Discord webhook URL", keywords: []string{"/api/webhooks/"}, back: 16,
-			re: re(`discord(?:app)?\.com/api/webhooks/\d+/([A-Za-z0-9_\-]{40,})`), entropy: 3.5, classes: 2},
+			re: re(`discord(?:app)?\.com/api/webhooks/\d+/([A-Za-z0-9_\-]{40,})`), entropy: 3.0, classes: 1},
 		{kind: "a Stripe secret key", keywords: []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_", "sk_prod_", "whsec_"},
-			re: re(`((?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9]{24,})`), entropy: 3.5, classes: 2},
+			re: re(`((?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9]{24,})`), entropy: 3.0, classes: 1},
 		{kind: "a Google API key", keywords: []string{"AIza"},
-			re: re(`(AIza[0-9A-Za-z_\-]{35})(?:[^A-Za-z0-9_\-]|$)`), entropy: 3.5, classes: 2},
+			re: re(`(AIza[0-9A-Za-z_\-]{35})(?:[^A-Za-z0-9_\-]|$)`), entropy: 3.0, classes: 1},
 		{kind: "a Google OAuth secret or token", keywords: []string{"GOCSPX-", "ya29."},
-			re: re(`(GOCSPX-[A-Za-z0-9_\-]{28}|ya29\.[0-9A-Za-z_\-]{30,})`), entropy: 3.5, classes: 2},
+			re: re(`(GOCSPX-[A-Za-z0-9_\-]{28}|ya29\.[0-9A-Za-z_\-]{30,})`), entropy: 3.0, classes: 1},
 		{kind: "a SendGrid API key", keywords: []string{"SG."},
-			re: re(`(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})`), entropy: 3.5, classes: 3},
+			re: re(`(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})`), entropy: 3.0, classes: 1},
 		{kind: "a Twilio API key", keywords: []string{"SK"},
 			re: re(`(SK[0-9a-f]{32})(?:[^A-Za-z0-9]|$)`), entropy: 3.0, classes: 2},
 		{kind: "an npm token", keywords: []string{"npm_"},
-			re: re(`(npm_[A-Za-z0-9]{36})(?:[^A-Za-z0-9]|$)`), entropy: 3.5, classes: 2},
+			re: re(`(npm_[A-Za-z0-9]{36})(?:[^A-Za-z0-9]|$)`), entropy: 3.0, classes: 1},
 		{kind: "a PyPI token", keywords: []string{"pypi-AgE"},
-			re: re(`(pypi-AgE[A-Za-z0-9_\-]{50,})`), entropy: 3.5, classes: 2},
+			re: re(`(pypi-AgE[A-Za-z0-9_\-]{50,})`), entropy: 3.0, classes: 1},
 		{kind: "a Hugging Face token", keywords: []string{"hf_"},
-			re: re(`(hf_[A-Za-z0-9]{34,40})(?:[^A-Za-z0-9_]|$)`), entropy: 3.5, classes: 2},
+			re: re(`(hf_[A-Za-z0-9]{34,40})(?:[^A-Za-z0-9_]|$)`), entropy: 3.0, classes: 1},
 		{kind: "a DigitalOcean token", keywords: []string{"dop_v1_", "doo_v1_", "dor_v1_"},
-			re: re(`(do[opr]_v1_[a-f0-9]{64})`), entropy: 3.0, classes: 2},
+			re: re(`(do[opr]_v1_[a-f0-9]{64})`), entropy: 3.0, classes: 1},
 		{kind: "a Shopify access token", keywords: []string{"shpat_", "shpca_", "shppa_", "shpss_"},
-			re: re(`(shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})`), entropy: 3.0, classes: 2},
+			re: re(`(shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})`), entropy: 3.0, classes: 1},
 		{kind: "a Telegram bot token", keywords: []string{":AA"}, back: 12,
-			re: re(`([0-9]{8,10}:AA[0-9A-Za-z_\-]{33})(?:[^A-Za-z0-9_\-]|$)`), entropy: 3.5, classes: 3},
+			re: re(`([0-9]{8,10}:AA[0-9A-Za-z_\-]{33})(?:[^A-Za-z0-9_\-]|$)`), entropy: 3.0, classes: 1},
 		{kind: "an API key of a model provider", keywords: []string{"gsk_", "xai-", "r8_", "tvly-", "pplx-", "csk-", "fw_"},
-			re: re(`((?:gsk_|xai-|r8_|tvly-(?:dev-|prod-)?|pplx-|csk-|fw_)[A-Za-z0-9]{30,})`), entropy: 3.5, classes: 2},
+			re: re(`((?:gsk_|xai-|r8_|tvly-(?:dev-|prod-)?|pplx-|csk-|fw_)[A-Za-z0-9]{30,})`), entropy: 3.0, classes: 1},
 		{kind: "a Mailgun or Linear or Notion API key", keywords: []string{"key-", "lin_api_", "ntn_", "secret_"},
 			re: re(`(key-[0-9a-f]{32}|lin_api_[A-Za-z0-9]{40}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})(?:[^A-Za-z0-9]|$)`), entropy: 3.5, classes: 2},
 		{kind: "a JSON Web Token", keywords: []string{"eyJ"}, fwd: 8192,

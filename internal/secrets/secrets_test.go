@@ -154,9 +154,9 @@ func lookAlikes(g *gen) map[string][]string {
 	return map[string][]string{
 		"an OpenAI API key": {
 			sk + "proj-…", sk + "proj-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", sk + "proj-<your-key>", "OPENAI_API_KEY=" + sk + "proj-YOUR_KEY_HERE_abcdefghij",
-			"scikit-learn is imported as " + sk + "learn", sk + "proj-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", sk + "proj-" + strings.Repeat("ab", 15),
+			"scikit-learn is imported as " + sk + "learn", "repo " + sk + "proj-billing-dashboard-for-the-team", sk + "proj-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", sk + "proj-" + strings.Repeat("ab", 15),
 		},
-		"an API key (sk-…)":    {"task-" + g.of(alnum, 40), sk + "1234567890abcdef1234567890abcdef", sk + strings.Repeat("a", 40), "ask-" + g.of(alnum, 40)},
+		"an API key (sk-…)":    {"task-" + g.of(alnum, 40), sk + strings.Repeat("a", 40), "ask-" + g.of(alnum, 40)},
 		"an Anthropic API key": {sk + "ant-…", sk + "ant-api03-xxxx"},
 		"an AWS access key ID": {"AKIAIOSFODNN7EXAMPLE", "AKIA", "AKIA0000000000000000", "MAKIA" + g.of(upnum, 16) + "X", "AKIAI" + "OSFODNN7EXAMPLEKEY"},
 		"an AWS secret access key": {
@@ -222,6 +222,22 @@ func TestFind(t *testing.T) {
 	}
 	for _, k := range Kinds() {
 		assert.True(t, seen[k], "no test credential of the kind %q", k)
+	}
+}
+
+// TestPatternedValuesFound: a value of a credential's shape is one, even
+// when it looks typed by hand (a sequence, a pattern repeated): only
+// placeholders (xxxx, <your-key>, EXAMPLE, a run of one character) are not.
+func TestPatternedValuesFound(t *testing.T) {
+	sk := "s" + "k-"
+	for _, line := range []string{
+		"gh" + "p_1234567890abcdefghijklmnopqrstuvwxyz",
+		sk + "proj-" + strings.Repeat("a1B2c3D4", 6),
+		sk + "1234567890abcdef1234567890abcdef",
+		"AKIA" + "1234567890ABCDEF",
+		"h" + "f_abcdefghijklmnopqrstuvwxyzabcdefghij",
+	} {
+		assert.Len(t, Find("key "+line), 1, "%q", line)
 	}
 }
 

@@ -693,9 +693,12 @@ func (c *checker) records(ctx context.Context, name, p string, log []byte) error
 // secretsIn reports the credentials' values in src, the content of the
 // memory file at p: the line and the kind, never the value.
 func (c *checker) secretsIn(p string, src []byte) {
+	fix := "Revoke the credential if it is real: it has been exposed. Replace the value with where it is kept ('mdmemory edit " + p + "'), then remove it from the history too with 'mdmemory forget' and the value."
+	if strings.HasPrefix(p, episodesDir+"/"+archiveDir+"/") {
+		fix = "Revoke the credential if it is real: it has been exposed. Remove it with 'mdmemory forget' and the value: an archived original is read only."
+	}
 	for _, f := range c.s.secrets(string(src)) {
-		c.add(p, lineAt(src, f.Start), fmt.Sprintf("holds %s: a credential's value, which goes with the memory into every prompt, sync and backup, and into the history of the file", f.Kind),
-			"Revoke the credential if it is real: it has been exposed. Replace the value with where it is kept ('mdmemory edit "+p+"'), then remove it from the history too with 'mdmemory forget' and the value.")
+		c.add(p, lineAt(src, f.Start), fmt.Sprintf("holds %s: a credential's value, which goes with the memory into every prompt, sync and backup, and into the history of the file", f.Kind), fix)
 	}
 }
 

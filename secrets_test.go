@@ -279,3 +279,25 @@ func TestReflectorSecretRefused(t *testing.T) {
 	_, err = s.Read(ctx, "facts/user.md")
 	require.ErrorIs(t, err, memory.ErrNotFound)
 }
+
+// TestCheckSecretInArchive: a credential in an archived original is
+// reported with forget as the remedy, the original being read only.
+func TestCheckSecretInArchive(t *testing.T) {
+	leavesBroken(t, "a person's credential left in an archived original, which Check reports")
+	ctx := context.Background()
+	s, dir := open(t, nil)
+	key := fakeKey(11)
+	writeFile(t, dir, "episodes/archive/2025-03.md", "# 2025-03 Episodes\n\n> Summary: setup\n\n## Setup\n- Date: 2025-03-01\n- Key: "+key+"\n")
+	findings, err := s.Check(ctx)
+	require.NoError(t, err)
+	var got []memory.Finding
+	for _, f := range findings {
+		if strings.Contains(f.Problem, "an OpenAI API key") {
+			got = append(got, f)
+		}
+	}
+	require.Len(t, got, 1, "%+v", findings)
+	assert.Equal(t, memory.Finding{Path: "episodes/archive/2025-03.md", Line: 7, Problem: got[0].Problem, Fix: got[0].Fix}, got[0])
+	assert.Contains(t, got[0].Fix, "'mdmemory forget'")
+	assert.NotContains(t, got[0].Fix, "edit")
+}

@@ -95,6 +95,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParseAfter$$' -fuzztime=$(or $(FUZZTIME),60000x) ./internal/markdown
 	$(GO) test -run='^$$' -fuzz='^FuzzSetHeadDoc$$' -fuzztime=$(or $(FUZZTIME),40000x) ./internal/markdown
 	$(GO) test -run='^$$' -fuzz='^FuzzCheck$$' -fuzztime=$(or $(FUZZTIME),25000x) ./internal/factguard
+	$(GO) test -run='^$$' -fuzz='^FuzzSecrets$$' -fuzztime=$(or $(FUZZTIME),100000x) ./internal/secrets
 	$(GO) test -run='^$$' -fuzz='^FuzzTokenize$$' -fuzztime=$(or $(FUZZTIME),150000x) ./internal/search
 	$(GO) test -run='^$$' -fuzz='^FuzzPack$$' -fuzztime=$(or $(FUZZTIME),50000x) ./internal/textpack
 	$(GO) test -run='^$$' -fuzz='^FuzzDelta$$' -fuzztime=$(or $(FUZZTIME),30000x) ./internal/diff

@@ -22,10 +22,13 @@ type rule struct {
 }
 
 // rules are the rules of the change path, in the order they are checked:
-// the cheap ones first, the fact guard before the budget (its refusal says
-// more), and the ones that list a folder share one listing.
+// the cheap ones first, the secret guard (secrets.go) before the others (a
+// credential is refused whatever else the change does), the fact guard
+// before the budget (its refusal says more), and the ones that list a
+// folder share one listing.
 var rules = [...]rule{
 	{of: memoryFile, limit: true, check: (*Store).sizeLimit},
+	{of: memoryFile, check: func(s *Store, _ context.Context, c *change, _ *listing) error { return s.secretGuard(c) }},
 	{of: target.factual, check: (*Store).factGuard},
 	{of: target.factual, limit: true, check: (*Store).folderBudget},
 	{of: target.isProcedures, limit: true, check: func(s *Store, _ context.Context, c *change, _ *listing) error {

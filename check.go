@@ -75,6 +75,9 @@ type Finding struct {
 //     over 1 MiB;
 //   - the fact files together over Options.FactsBudget, and the world
 //     topics together over Options.WorldBudget;
+//   - a credential's value (see [ErrSecret]) in a memory file, with its
+//     line, or in a version the history keeps, with the version (in the
+//     version that brought it), by its kind and never its value;
 //   - a history that is inconsistent (the logs under .history/): a line
 //     of a log that is not a record, a version a file had that its log
 //     cannot rebuild, a log larger than the library reads, and, as a
@@ -366,6 +369,7 @@ func (c *checker) file(ctx context.Context, t target) error {
 	}
 	d := markdown.Parse(src)
 	c.text(p, d)
+	c.secretsIn(p, src)
 	if t.root != "" {
 		c.rootBody(t, d)
 		return nil
@@ -661,15 +665,53 @@ func (c *checker) records(ctx context.Context, name, p string, log []byte) error
 	if err != nil {
 		return err
 	}
+	var prev, prevData []byte // the version before, as the last record rebuilt it
+	var prevVersion string
 	for _, i := range journal.Landed(records, current) {
 		r := records[i]
 		if r.New == "" {
 			continue
 		}
-		if _, err := journal.Content(records, r.New); err != nil {
+		data, err := journal.Content(records, r.New)
+		if err != nil {
 			c.add(name, lines[i], fmt.Sprintf("the version %s of %s, recorded %s, cannot be rebuilt from its history (%v): it cannot be read back or restored", r.New, p, r.Time.Format(time.RFC3339), err),
 				"Put the log back from a backup if that version matters; otherwise leave it: the library keeps recording, and drops the version when it prunes the log.")
+			continue
 		}
+		prev = nil
+		if r.Old != "" && r.Old == prevVersion {
+			prev = prevData
+		} else if r.Old != "" {
+			prev, _ = journal.Content(records, r.Old)
+		}
+		c.secretsInVersion(name, lines[i], p, r, prev, data)
+		prevVersion, prevData = r.New, data
 	}
 	return nil
+}
+
+// secretsIn reports the credentials' values in src, the content of the
+// memory file at p: the line and the kind, never the value.
+func (c *checker) secretsIn(p string, src []byte) {
+	fix := "Revoke the credential if it is real: it has been exposed. Replace the value with where it is kept ('mdmemory edit " + p + "'), then remove it from the history too with 'mdmemory forget' and the value."
+	if strings.HasPrefix(p, episodesDir+"/"+archiveDir+"/") {
+		fix = "Revoke the credential if it is real: it has been exposed. Remove it with 'mdmemory forget' and the value: an archived original is read only."
+	}
+	for _, f := range c.s.secrets(string(src)) {
+		c.add(p, lineAt(src, f.Start), fmt.Sprintf("holds %s: a credential's value, which goes with the memory into every prompt, sync and backup, and into the history of the file", f.Kind), fix)
+	}
+}
+
+// secretsInVersion reports the credentials' values that the recorded
+// version data of the memory file at p added to prev, the version before
+// (nil when none): each once, in the version that brought it. name and
+// line are the log and the record's line in it.
+func (c *checker) secretsInVersion(name string, line int, p string, r journal.Record, prev, data []byte) {
+	for _, sp := range addedLines(prev, data) {
+		for _, f := range c.s.secrets(string(data[sp[0]:sp[1]])) {
+			c.add(name, line, fmt.Sprintf("the version %s of %s, recorded %s, holds %s on its line %d: the history keeps it, readable and restorable, for as long as it keeps the version",
+				r.New, p, r.Time.Format(time.RFC3339), f.Kind, lineAt(data, sp[0]+f.Start)),
+				"Revoke the credential if it is real: it has been exposed. Remove it from the history, and from the file if it is still there, with 'mdmemory forget' and the value.")
+		}
+	}
 }

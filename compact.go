@@ -269,11 +269,18 @@ func (res *CompactResult) add(month string, condensed, kept int, before [][]byte
 	res.BytesAfter += int64(len(after))
 }
 
-// conflict turns a change refused because the month changed into the
-// reason the month is skipped.
+// conflict turns a change refused because the month changed, or because
+// the condensed text holds a credential, into the reason the month is
+// skipped.
 func conflict(err error) (why string, _ error) {
-	if errors.Is(err, ErrConflict) {
+	var me *Error
+	switch {
+	case errors.Is(err, ErrConflict):
 		return "changed while compacting; run Compact again", nil
+	case errors.Is(err, ErrSecret) && errors.As(err, &me):
+		// The secret guard refused the condensed text: the month stays
+		// as it is, its archive taken back.
+		return me.Hint, nil
 	}
 	return "", err
 }
@@ -605,6 +612,7 @@ The month's entries are old now. Rewrite them shorter, so that they cost fewer t
 - names of people, places, projects and tools that a later task may ask about;
 - what worked and what did not.
 Drop the rest: routine steps, repetition, detail that only mattered at the time. Merge entries about the same task into one.
+Never copy the value of a credential (a password, an API key, an access token, a private key): write that it exists, what it is for and where it is kept. A reply that holds one is not used.
 
 The originals are archived, so nothing is lost; what you write is what the agent will see first.
 

@@ -151,6 +151,15 @@
 //     ("- Colleague:", "- Friend:", "- Lesson:", "同事", …). Only added lines
 //     are checked, so a file holding an old questionable line can still be
 //     condensed or rewritten; episodes are never checked.
+//   - No secrets. A change of any memory file that adds text holding a
+//     credential's value (an API key or token of the common providers, a
+//     private key, a JSON Web Token, a bearer token, a password alone or
+//     in a connection string) is refused ([ErrSecret]), naming the kind and
+//     line, never the value, and saying to record instead that the
+//     credential exists, what it is for and where it is kept. A mention is
+//     no secret ("the Tavily API key has a 1,000/day limit"); only added
+//     lines are judged; [Options.Secrets] replaces the detector or switches
+//     it off, and [Store.Check] reports a credential already there.
 //   - Patch. Patches apply in order; each oldText must occur exactly once at
 //     its turn (overlapping matches count); replacement is literal; all or
 //     nothing, and the error names the failing patch and why.

@@ -43,7 +43,8 @@ import (
 // summary (see [Store.Write]'s rules for text, and the dates above) or a
 // month that has 999 parts already, [ErrBudgetExceeded], or for a fact
 // file [ErrTemporaryFact] or [ErrDuplicateFact] when a line of the entry is
-// worded as temporary, repeats a fact or restates a key of the file.
+// worded as temporary, repeats a fact or restates a key of the file, and
+// [ErrSecret] when the entry holds a credential's value.
 func (s *Store) Append(ctx context.Context, path, entry, summary string) error {
 	_, _, err := s.append(ctx, path, entry, summary, nil)
 	return err

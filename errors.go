@@ -64,6 +64,16 @@ var (
 	// patch instead. Nothing is written.
 	ErrDuplicateFact = errors.New("fact already recorded")
 
+	// ErrSecret is returned when a change adds text that holds a
+	// credential's value: an API key or token, a private key, a JSON Web
+	// Token, a bearer token, a password alone or in a connection string
+	// (see Options.Secrets for the kinds). Memory goes into prompts, syncs
+	// and backups, so it never keeps one. The error names the kind and the
+	// line, never the value, and says what to keep instead: that the
+	// credential exists, what it is for and where it is kept. Nothing is
+	// written. Text a file held before is not judged again.
+	ErrSecret = errors.New("secret in memory")
+
 	// ErrLocked is returned, as a host error, when another Store (in this
 	// process or another) held the lock a change needs (the directory's
 	// lock, or on S3 the lease of facts/ or episodes/) for longer than

@@ -62,8 +62,10 @@ func (s *Store) Read(ctx context.Context, path string) (string, error) {
 // budget, or procedures.md would grow over Options.ProceduresBudget; and,
 // for a fact file, [ErrTemporaryFact] or [ErrDuplicateFact] when a line the
 // content adds (one the file did not hold) is worded as temporary, repeats
-// a fact or restates a key of the file. [Store.Patch] and [Store.Append]
-// hold procedures.md to the same rules.
+// a fact or restates a key of the file; and, for any file, [ErrSecret]
+// when a line the content adds holds a credential's value (see
+// [SecretDetector]). [Store.Patch] and [Store.Append] hold procedures.md
+// to the same rules.
 func (s *Store) Write(ctx context.Context, path, content string) error {
 	_, err := s.write(ctx, path, content, nil)
 	return err

@@ -489,7 +489,7 @@ Not worth recording:
 - trivial questions and answers with no lasting value
 - anything already in the facts or the episodes below
 - what holds for this task only, such as "this time" or "for now": an instruction for one task is not a fact
-- secrets: passwords, API keys, access tokens
+- the value of a credential: a password, an API key, an access token, a private key. When one matters, record that it exists, what it is for and where it is kept, such as "- OpenAI API key for the side project: in 1Password", never the value itself: memory goes into every prompt and every copy, and a change that holds a credential's value is refused
 
 ## Memory files
 

@@ -112,6 +112,17 @@ type Options struct {
 	// similarity of vectors the Embedder gives (see [Embedder] and
 	// [Store.Search]). nil searches by keywords alone.
 	Embedder Embedder
+
+	// Secrets finds the credentials' values that a change may not add
+	// to memory ([ErrSecret]) and that [Store.Check] reports where they
+	// are. nil means the library's own detector, which knows the API keys
+	// and tokens of the common providers (OpenAI, Anthropic, AWS, GitHub,
+	// GitLab, Slack, Stripe, Google and more), private key blocks, JSON
+	// Web Tokens, bearer tokens, and passwords alone or in a connection
+	// string, and matches the shape of a value, never a mention. A host
+	// may give its own (see [SecretDetector]); one that finds nothing
+	// switches the guard off.
+	Secrets SecretDetector
 }
 
 // FactFile is one file of the closed set under facts/.

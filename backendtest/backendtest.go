@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -46,7 +47,8 @@ import (
 // seeing every change at once (the Store's and one made through the Backend
 // directly, as `aws s3 cp` or a person's editor would), the facts budget,
 // the conversations' version tokens, WriteIf, two Stores appending at once,
-// Compact, world topics that two agents on Backends of their own share
+// Compact, the secret guard and Check's report of a credential, world
+// topics that two agents on Backends of their own share
 // through a third (Options.World), and Close. When a case ends, each of
 // its Stores runs [memory.Store.Check] on the memory left, which must find
 // nothing (text outside a fact file's bullets aside).
@@ -97,6 +99,7 @@ var cases = []testCase{
 	{"WriteIf", testWriteIf},
 	{"ConcurrentStores", testConcurrentStores},
 	{"Compact", testCompact},
+	{"Secrets", testSecrets},
 	{"SharedWorld", testSharedWorld},
 	{"SharedWorldBudget", testSharedWorldBudget},
 	{"Close", testClose},
@@ -1159,4 +1162,71 @@ func (h hookedAppender) Size(ctx context.Context, name string) (int64, error) {
 
 func (h hookedAppender) Append(ctx context.Context, name string, data []byte, sync bool) error {
 	return h.Held.(appender).Append(ctx, name, data, sync)
+}
+
+// testSecrets: a change that adds a credential's value is refused on the
+// Backend as on any other, by the Store's methods and the tools: nothing
+// lands, not even in the history, and the refusal names the kind, never
+// the value. A mention of a credential passes. A person's credential put
+// through the Backend is not judged again by an unrelated append, and
+// Check finds it by its line and kind.
+func testSecrets(t *testing.T, e *env) {
+	key := fakeKey(33)
+	err := e.s.Append(e.ctx, userFile, "- OpenAI key for the side project: "+key, "")
+	wantErr(t, "Append of a fact holding a key", err, memory.ErrSecret)
+	if strings.Contains(err.Error(), key) {
+		t.Errorf("the refusal shows the key: %v", err)
+	}
+	if e.rawExists(userFile) {
+		t.Fatal("a refused Append created the file")
+	}
+	if h, err := e.s.History(e.ctx, userFile, nil); err != nil || len(h) != 0 {
+		t.Fatalf("History after a refused Append: %v, %v; want nothing recorded", h, err)
+	}
+	r := e.call(e.s.NewSession(), "memory_append", map[string]any{"path": monthFile, "entry": "## Set up the key\n- Summary: done\n- Key: " + key})
+	if !r.IsError || !strings.Contains(r.Text, "an OpenAI API key") || strings.Contains(r.Text, key) {
+		t.Fatalf("memory_append of a key: %+v, want an error result naming the kind, without the value", r)
+	}
+	if e.rawExists(monthFile) {
+		t.Fatal("a refused memory_append created the month's file")
+	}
+	e.appendTo(e.s, userFile, "- The Tavily API key has a 1,000/day limit")
+
+	// A person's credential, through the Backend; the Store that appends
+	// records no history, so that no version keeps it.
+	s := e.store(&memory.Options{History: memory.HistoryPolicy{Off: true}})
+	text := e.read(s, userFile)
+	e.handEdit(userFile, text+"- Side project key: "+key+"\n")
+	if err := s.Append(e.ctx, userFile, "- City: Hangzhou", ""); err != nil {
+		t.Fatalf("an unrelated Append beside a person's credential: %v", err)
+	}
+	findings, err := s.Check(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Count(text, "\n") + 1
+	found := false
+	for _, f := range findings {
+		if strings.Contains(f.Problem+f.Fix, key) {
+			t.Errorf("Check shows the key: %+v", f)
+		}
+		found = found || f.Path == userFile && f.Line == line && strings.Contains(f.Problem, "an OpenAI API key")
+	}
+	if !found {
+		t.Errorf("Check: %+v, want the key found in %s at line %d", findings, userFile, line)
+	}
+	e.handEdit(userFile, strings.Replace(e.read(s, userFile), "- Side project key: "+key+"\n", "", 1))
+}
+
+// fakeKey returns an OpenAI project key of the real format, random from
+// seed, made when the suite runs: the suite holds no value a secret
+// scanner would flag, and none that works anywhere.
+func fakeKey(seed uint64) string {
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	r := rand.New(rand.NewPCG(seed, 33))
+	b := make([]byte, 64)
+	for i := range b {
+		b[i] = alnum[r.IntN(len(alnum))]
+	}
+	return "s" + "k-" + "proj-" + string(b)
 }

@@ -238,7 +238,9 @@ func cmdCheck() *command {
 person edited them: files the library ignores (facts/notes.md,
 episodes/2026-13.md), entries without a "- Date:" line or dated outside their
 month, text in no entry, missing "# " titles or "> Summary:" lines, blocks left
-open, files over the size limit, the facts over their budget, and more. Each
+open, files over the size limit, the facts over their budget, a credential's
+value in a file or in a version of its history (by its kind, never shown),
+and more. Each
 finding gives PATH:LINE, what is wrong, and what to do.
 
 The exit status is 1 when a finding needs fixing. Warnings (a file outside

@@ -171,9 +171,12 @@ func (e *env) runImport(ctx context.Context, items []importItem, apply bool) err
 		}
 		if it.persona {
 			err := s.SetPersona(ctx, it.entry, "")
+			var me *memory.Error
 			switch {
 			case errors.Is(err, memory.ErrConflict):
 				it.Reason = "persona.md exists, and import overwrites nothing: merge SOUL.md into it by hand (mdmemory edit persona.md)"
+			case errors.As(err, &me):
+				it.Reason = strings.Join(strings.Fields(personalHint(me)), " ") // a refusal, such as a credential in it
 			case err != nil:
 				return err
 			}

@@ -24,6 +24,8 @@ func personWords(err error) string {
 		msg = "Not saved: the memory already says this. Change the line that says it (named below) instead of adding another, or reword yours so that it says something new."
 	case errors.Is(err, memory.ErrTemporaryFact):
 		msg = "Not saved: this reads as an instruction for one task (\"this time\", \"for now\"), not a fact that stays true. Facts are kept for every later conversation: leave it out, or reword it as something that lasts."
+	case errors.Is(err, memory.ErrSecret):
+		msg = "Not saved: this holds a credential's value (its kind and line are named below). Memory goes into every prompt, sync and backup, so it never keeps one: write that the credential exists, what it is for and where it is kept (\"OpenAI API key: in 1Password\"), without the value, and save again."
 	case errors.Is(err, memory.ErrConflict):
 		msg = "Not saved: the file changed since this page showed it. Reload it and make your change again."
 	case errors.Is(err, memory.ErrInvalidContent):

@@ -1,0 +1,470 @@
+// Package secrets finds the values of credentials in text: API keys and
+// tokens of the common providers, private key blocks, JSON Web Tokens,
+// bearer tokens, and passwords, alone or in a connection string. It does
+// no I/O and keeps no state; [Find] is safe for concurrent use.
+//
+// It is precise first: a false refusal damages memory for good, so it
+// matches the shape of a value, never a mention. "The Tavily API key has a
+// 1,000/day limit", "password reset emails land in spam" and "uses
+// 1Password" hold no secret. Each rule pairs cheap keywords, of which one
+// must be in the text before its regular expression runs, with the shape
+// of the value, a floor on the value's entropy (a random key's characters
+// are varied, "sk-aaaaaaaaaaaaaaaaaaaa" is not a key), the kinds of
+// character it must mix, and allowlists for look-alikes: placeholders
+// (sk-xxxx…, <your-key>, ${TOKEN}, "your_api_key", a run of one
+// character), the keys of documentation (AWS's AKIAIOSFODNN7EXAMPLE,
+// anything holding EXAMPLE), and names of variables (API_KEY_ENV). A value
+// of a credential's shape that only looks typed by hand (a sequence, a
+// pattern repeated) is judged one: nobody needs it kept, and a test key is
+// often made so.
+package secrets
+
+import (
+	"cmp"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// A Finding is one credential's value in a text: what kind it is and
+// where its value is. It never holds the value.
+type Finding struct {
+	Kind       string // what it is, for a sentence: "an OpenAI API key"
+	Start, End int    // the value's byte offsets in the text
+}
+
+// Kinds lists the kinds of credential Find knows, in the order of its
+// rules: the families documented for people.
+func Kinds() []string {
+	rs := rules()
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
+		if len(out) == 0 || out[len(out)-1] != r.kind {
+			out = append(out, r.kind)
+		}
+	}
+	return out
+}
+
+// Find returns the credentials' values text holds, in the order they
+// appear, each once: where two rules match the same text, the more
+// specific (an earlier rule) is kept. It returns nil when there is none.
+//
+// A rule's expression runs only where one of its keywords is: anchored at
+// the start of each word from back bytes before the keyword up to it, on
+// at most back+fwd bytes. A text costs one pass that finds every rule's
+// keywords at once, and an expression's work only where a keyword is.
+func Find(text string) []Finding {
+	lower := toLower(text)
+	hits := keywords().scan(text, lower)
+	if len(hits) == 0 {
+		return nil
+	}
+	// By rule, in the order of the rules, each rule's in the order of the
+	// text.
+	slices.SortStableFunc(hits, func(a, b hit) int { return int(a.rule) - int(b.rule) })
+	var out []Finding
+	rs := rules()
+	for len(hits) > 0 {
+		n := 1
+		for n < len(hits) && hits[n].rule == hits[0].rule {
+			n++
+		}
+		r := &rs[hits[0].rule]
+		out = r.find(text, lower, hits[:n], out)
+		hits = hits[n:]
+	}
+	sortFindings(out)
+	return out
+}
+
+// find appends to out the values r finds at its keywords' hits in text
+// (lower, in lower case), but those overlapping a finding of out.
+func (r *rule) find(text, lower string, hits []hit, out []Finding) []Finding {
+	s := text
+	if r.fold {
+		s = lower
+	}
+	back, window := max(r.back, 1), max(r.back, 1)+cmp.Or(r.fwd, 320)
+	found, next := 0, 0 // matches looked at; where the next may start
+	for _, h := range hits {
+		if found == maxPerRule {
+			break
+		}
+		j := int(h.at)
+		for p := max(j-back+1, next, 0); p <= j; p++ {
+			if p > 0 && wordByte(text[p-1]) || r.starts != "" && strings.IndexByte(r.starts, s[p]) < 0 {
+				continue // a match starts a word, with one of starts
+			}
+			m := r.re.FindStringSubmatchIndex(s[p:min(p+window, len(s))])
+			if m == nil {
+				continue
+			}
+			found++
+			next = p + m[1]
+			start, end := p+m[0], p+m[1]
+			if len(m) >= 4 && m[2] >= 0 {
+				start, end = p+m[2], p+m[3]
+			}
+			if r.accepts(text[start:end]) && !overlaps(out, start, end) {
+				out = append(out, Finding{Kind: r.kind, Start: start, End: end})
+			}
+			break
+		}
+	}
+	return out
+}
+
+// A hit is a place a rule's keyword is in a text.
+type hit struct {
+	rule int32 // the rule's index in rules
+	at   int32 // where the keyword starts
+}
+
+// A keywordIndex finds the keywords of every rule in one pass: by the
+// first two bytes of each place of the text, the keywords that start
+// with them (in lower case for the rules that compare without case).
+type keywordIndex struct {
+	first [2][1 << 16]uint16 // [fold][two bytes] → 1 + index in groups; 0 for none
+	group [][]keyword
+}
+
+type keyword struct {
+	word string
+	rule int32
+}
+
+// keywords is the index of the rules' keywords, made once.
+var keywords = sync.OnceValue(func() *keywordIndex {
+	x := &keywordIndex{}
+	for i, r := range rules() {
+		f := 0
+		if r.fold {
+			f = 1
+		}
+		for _, w := range r.keywords {
+			if len(w) < 2 {
+				panic("secrets: a keyword of rule " + r.kind + " is shorter than 2 bytes")
+			}
+			k := uint16(w[0])<<8 | uint16(w[1])
+			if x.first[f][k] == 0 {
+				x.group = append(x.group, nil)
+				x.first[f][k] = uint16(len(x.group))
+			}
+			g := x.first[f][k] - 1
+			x.group[g] = append(x.group[g], keyword{w, int32(i)})
+		}
+	}
+	return x
+})
+
+// scan returns the hits of every rule's keywords in text, whose lower
+// case is lower, in the order of the text. A rule is hit once at a place,
+// whichever of its keywords is there.
+func (x *keywordIndex) scan(text, lower string) []hit {
+	var hits []hit
+	for i := 0; i+1 < len(text); i++ {
+		for f, s := range [2]string{text, lower} {
+			g := x.first[f][uint16(s[i])<<8|uint16(s[i+1])]
+			if g == 0 {
+				continue
+			}
+			for _, k := range x.group[g-1] {
+				if strings.HasPrefix(s[i:], k.word) && (len(hits) == 0 || hits[len(hits)-1] != hit{k.rule, int32(i)}) {
+					hits = append(hits, hit{k.rule, int32(i)})
+				}
+			}
+		}
+	}
+	return hits
+}
+
+// wordByte reports a byte that may be part of a token: a letter, a digit,
+// '_' or '-'.
+func wordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+}
+
+// maxPerRule bounds the matches one rule looks at in one text: a text
+// that holds more of one kind is refused for the first already.
+const maxPerRule = 64
+
+func overlaps(fs []Finding, start, end int) bool {
+	for _, f := range fs {
+		if start < f.End && f.Start < end {
+			return true
+		}
+	}
+	return false
+}
+
+// sortFindings sorts a few findings by position (insertion sort: there
+// are rarely more than one).
+func sortFindings(fs []Finding) {
+	for i := 1; i < len(fs); i++ {
+		for j := i; j > 0 && fs[j].Start < fs[j-1].Start; j-- {
+			fs[j], fs[j-1] = fs[j-1], fs[j]
+		}
+	}
+}
+
+// A rule finds one kind of credential.
+type rule struct {
+	kind string
+	// keywords: the expression runs only where one is, anchored at the
+	// start of a word from back bytes before it (1 when 0: at the keyword
+	// itself), on back+fwd bytes (fwd 320 when 0); fold matches keywords
+	// and expression with the text in lower case (both are written in lower
+	// case), and judges the value as it is written.
+	keywords  []string
+	fold      bool
+	back, fwd int
+	// starts, when not "", holds the bytes a match may start with (in
+	// lower case): other places are not tried.
+	starts string
+	// re matches the value: its first group when it has one, else the
+	// whole match.
+	re *regexp.Regexp
+	// entropy is the floor on the value's Shannon entropy, in bits a
+	// character; classes the fewest kinds of character (lower, upper,
+	// digit, other) the value mixes: 1 for a value whose prefix alone
+	// makes it a credential, 2 where the value may join words with '-'
+	// (a name like sk-proj-billing-dashboard is no key), 3 for a value
+	// known by its name only.
+	entropy float64
+	classes int
+	// judge, when set, judges the value instead of entropy and classes:
+	// a password a person chose is short and plain next to a key.
+	judge func(v string) bool
+}
+
+// accepts judges a value the expression matched.
+func (r *rule) accepts(v string) bool {
+	if placeholder(v) {
+		return false
+	}
+	if r.judge != nil {
+		return r.judge(v)
+	}
+	return entropy(v) >= r.entropy && classes(v) >= r.classes
+}
+
+// toLower lowers ASCII letters only, keeping every byte offset.
+func toLower(s string) string {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			if b == nil {
+				b = []byte(s)
+			}
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	if b == nil {
+		return s
+	}
+	return string(b)
+}
+
+// placeholder reports a value that stands for a credential in
+// documentation or a template, rather than being one.
+func placeholder(v string) bool {
+	// In lower or upper case or capitalised, not mixed: a random key may
+	// hold "xXxX".
+	for _, p := range []string{"xxxx", "****", "....", "…", "<", ">", "${", "{{", "%s", "example", "your", "placeholder", "redacted", "dummy", "sample", "changeme", "insert", "replace"} {
+		if strings.Contains(v, p) || strings.Contains(v, strings.ToUpper(p)) || strings.Contains(v, strings.ToUpper(p[:1])+p[1:]) {
+			return true
+		}
+	}
+	// A run of one character: "0000000000", "aaaaaaaaaa".
+	run := 1
+	for i := 1; i < len(v); i++ {
+		if v[i] == v[i-1] {
+			run++
+			if run >= 6 {
+				return true
+			}
+		} else {
+			run = 1
+		}
+	}
+	return false
+}
+
+// entropy is the Shannon entropy of s's bytes, in bits a byte.
+func entropy(s string) float64 {
+	if s == "" {
+		return 0
+	}
+	var counts [256]int
+	for i := 0; i < len(s); i++ {
+		counts[s[i]]++
+	}
+	n := float64(len(s))
+	e := 0.0
+	for _, c := range counts {
+		if c > 0 {
+			p := float64(c) / n
+			e -= p * math.Log2(p)
+		}
+	}
+	return e
+}
+
+// classes counts the kinds of character s mixes: lower-case letters,
+// upper-case letters, digits, and others ('_', '-' and '.' do not count:
+// they join the words of names).
+func classes(s string) int {
+	var lower, upper, digit, other int
+	for _, r := range s {
+		switch {
+		case 'a' <= r && r <= 'z':
+			lower = 1
+		case 'A' <= r && r <= 'Z':
+			upper = 1
+		case '0' <= r && r <= '9':
+			digit = 1
+		case r == '_' || r == '-' || r == '.':
+		default:
+			other = 1
+		}
+	}
+	return lower + upper + digit + other
+}
+
+// looksLikePassword judges the value of "password: …": one word a person
+// chose, not a phrase, a name or a reference to where it is kept. It must
+// be 6 to 64 characters mixing letters with digits or symbols, and not be
+// a variable, a number, or the name of a password manager.
+func looksLikePassword(v string) bool {
+	v = strings.TrimRight(v, ".,;:!?)]}'\"")
+	n := utf8.RuneCountInString(v)
+	if n < 6 || n > 64 {
+		return false
+	}
+	l := toLower(v)
+	for _, m := range []string{"1password", "bitwarden", "lastpass", "keepass", "keychain", "dashlane", "vault", "manager", "protected", "required", "optional", "hidden", "masked", "env", "secret", "token", "password", "passwd"} {
+		if strings.Contains(l, m) {
+			return false
+		}
+	}
+	switch v[0] {
+	case '$', '%', '{', '(', '[', '@', '/', '\\', '#', '&', '*':
+		return false // a variable, a reference, a path or a mask
+	}
+	if strings.Contains(v, "://") || strings.Contains(v, "(") {
+		return false // a link or a call
+	}
+	letters := strings.ContainsFunc(v, func(r rune) bool { return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' })
+	if !letters {
+		return false // a number, a date, a length
+	}
+	c := classes(v)
+	if c < 2 {
+		return false // a word
+	}
+	// An identifier: upper-case words joined by '_' (DB_PASSWORD), or a
+	// name with digits in it only at its end and nothing else mixed in
+	// (v2, gpt4) is a name, not a password.
+	if strings.Trim(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == "" && strings.Contains(v, "_") {
+		return false
+	}
+	return entropy(v) >= 2.5
+}
+
+// urlPassword judges the password of a URL (scheme://user:password@host):
+// any but a placeholder: "password", "****", "${DB_PASS}". A short one
+// ("user:pass@host") is a password still: it opens the database.
+func urlPassword(v string) bool {
+	switch toLower(v) {
+	case "password", "passwd", "secret", "x", "token", "apikey", "api_key":
+		return false
+	}
+	switch v[0] {
+	case '$', '%', '{', '[', '*':
+		return false // a variable, a template or a mask
+	}
+	return true
+}
+
+// rules are compiled once, when Find is first called.
+var rules = sync.OnceValue(func() []rule {
+	// Each expression is anchored: it matches where a word starts (Find
+	// checks that the byte before is no letter, digit, '_' or '-').
+	re := func(expr string) *regexp.Regexp { return regexp.MustCompile(`^(?:` + expr + `)`) }
+	// What may stand between a password's or key's name and its value:
+	// whom or what it is for ("the API key for the weather service: …").
+	const gap = `(?:\s+(?:for|of|to|on)\s[^:=\n"']{1,40}?)?`
+	return []rule{
+		{kind: "a private key", keywords: []string{"PRIVATE KEY"}, back: 48, fwd: 640,
+			re:      re(`-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----(?:\s|[A-Za-z-]+:[^\n]*\n)*([A-Za-z0-9+/=]{40,})`),
+			entropy: 4.0, classes: 3},
+		{kind: "an Anthropic API key", keywords: []string{"sk-ant-"},
+			re: re(`(sk-ant-[a-z]{3,8}\d{0,3}-[A-Za-z0-9_\-]{32,})`), entropy: 3.0, classes: 2},
+		{kind: "an OpenAI API key", keywords: []string{"sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"},
+			re: re(`(sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,})`), entropy: 3.0, classes: 2},
+		{kind: "an OpenAI API key", keywords: []string{"T3BlbkFJ"}, back: 24,
+			re: re(`(sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})`), entropy: 3.0, classes: 1},
+		{kind: "an API key (sk-…)", keywords: []string{"sk-"},
+			re: re(`(sk-[A-Za-z0-9]{32,})(?:[^A-Za-z0-9_\-]|$)`), entropy: 3.5, classes: 2},
+		{kind: "an AWS access key ID", keywords: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
+			re: re(`((?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16})(?:[^A-Za-z0-9]|$)`), entropy: 3.0, classes: 1},
+		{kind: "an AWS secret access key", keywords: []string{"aws", "secret"}, fold: true, starts: "as", back: 8, fwd: 160,
+			re:      re(`(?:aws|secret)[a-z_ \-]{0,24}(?:secret|key)["']?\s*(?:[:=]|=>|\bis\b)\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
+			entropy: 4.0, classes: 3},
+		{kind: "a GitHub token", keywords: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
+			re: re(`(gh[pousr]_[A-Za-z0-9]{36,255})(?:[^A-Za-z0-9_]|$)`), entropy: 3.0, classes: 1},
+		{kind: "a GitHub token", keywords: []string{"github_pat_"},
+			re: re(`(github_pat_[A-Za-z0-9_]{50,255})`), entropy: 3.0, classes: 1},
+		{kind: "a GitLab token", keywords: []string{"glpat-", "glptt-", "gldt-", "glrt-", "glsoat-"},
+			re: re(`((?:glpat|glptt|gldt|glrt|glsoat)-[A-Za-z0-9_\-]{20,})`), entropy: 3.0, classes: 2},
+		{kind: "a Slack token", keywords: []string{"xox", "xapp-"},
+			re: re(`((?:xox[baprse]|xapp)-[0-9A-Za-z\-]{10,})`), entropy: 3.0, classes: 1},
+		{kind: "a Slack webhook URL", keywords: []string{"hooks.slack.com"},
+			re: re(`hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/_\-]{20,})`), entropy: 3.0, classes: 1},
+		{kind: "a Discord webhook URL", keywords: []string{"/api/webhooks/"}, back: 16,
+			re: re(`discord(?:app)?\.com/api/webhooks/\d+/([A-Za-z0-9_\-]{40,})`), entropy: 3.0, classes: 1},
+		{kind: "a Stripe secret key", keywords: []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_", "sk_prod_", "whsec_"},
+			re: re(`((?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9]{24,})`), entropy: 3.0, classes: 1},
+		{kind: "a Google API key", keywords: []string{"AIza"},
+			re: re(`(AIza[0-9A-Za-z_\-]{35})(?:[^A-Za-z0-9_\-]|$)`), entropy: 3.0, classes: 1},
+		{kind: "a Google OAuth secret or token", keywords: []string{"GOCSPX-", "ya29."},
+			re: re(`(GOCSPX-[A-Za-z0-9_\-]{28}|ya29\.[0-9A-Za-z_\-]{30,})`), entropy: 3.0, classes: 1},
+		{kind: "a SendGrid API key", keywords: []string{"SG."},
+			re: re(`(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})`), entropy: 3.0, classes: 1},
+		{kind: "a Twilio API key", keywords: []string{"SK"},
+			re: re(`(SK[0-9a-f]{32})(?:[^A-Za-z0-9]|$)`), entropy: 3.0, classes: 2},
+		{kind: "an npm token", keywords: []string{"npm_"},
+			re: re(`(npm_[A-Za-z0-9]{36})(?:[^A-Za-z0-9]|$)`), entropy: 3.0, classes: 1},
+		{kind: "a PyPI token", keywords: []string{"pypi-AgE"},
+			re: re(`(pypi-AgE[A-Za-z0-9_\-]{50,})`), entropy: 3.0, classes: 1},
+		{kind: "a Hugging Face token", keywords: []string{"hf_"},
+			re: re(`(hf_[A-Za-z0-9]{34,40})(?:[^A-Za-z0-9_]|$)`), entropy: 3.0, classes: 1},
+		{kind: "a DigitalOcean token", keywords: []string{"dop_v1_", "doo_v1_", "dor_v1_"},
+			re: re(`(do[opr]_v1_[a-f0-9]{64})`), entropy: 3.0, classes: 1},
+		{kind: "a Shopify access token", keywords: []string{"shpat_", "shpca_", "shppa_", "shpss_"},
+			re: re(`(shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})`), entropy: 3.0, classes: 1},
+		{kind: "a Telegram bot token", keywords: []string{":AA"}, back: 12,
+			re: re(`([0-9]{8,10}:AA[0-9A-Za-z_\-]{33})(?:[^A-Za-z0-9_\-]|$)`), entropy: 3.0, classes: 1},
+		{kind: "an API key of a model provider", keywords: []string{"gsk_", "xai-", "r8_", "tvly-", "pplx-", "csk-", "fw_"},
+			re: re(`((?:gsk_|xai-|r8_|tvly-(?:dev-|prod-)?|pplx-|csk-|fw_)[A-Za-z0-9]{30,})`), entropy: 3.0, classes: 1},
+		{kind: "a Mailgun or Linear or Notion API key", keywords: []string{"key-", "lin_api_", "ntn_", "secret_"},
+			re: re(`(key-[0-9a-f]{32}|lin_api_[A-Za-z0-9]{40}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})(?:[^A-Za-z0-9]|$)`), entropy: 3.5, classes: 2},
+		{kind: "a JSON Web Token", keywords: []string{"eyJ"}, fwd: 8192,
+			re: re(`(eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})`), entropy: 3.5, classes: 3},
+		{kind: "a bearer token", keywords: []string{"bearer"}, fold: true,
+			re: re(`bearer\s+([A-Za-z0-9._~+/\-]{20,}=*)`), entropy: 3.5, classes: 2},
+		{kind: "basic authentication credentials", keywords: []string{"basic "}, fold: true, starts: "a", back: 40, fwd: 120,
+			re: re(`authorization["']?\s*[:=]\s*["']?basic\s+([A-Za-z0-9+/]{12,}={0,2})`), entropy: 3.0, classes: 2},
+		{kind: "a password in a connection string", keywords: []string{"://"}, back: 24, fwd: 200,
+			re: re(`[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@'"]{0,64}:([^\s@/'"]{1,128})@[A-Za-z0-9\[]`), judge: urlPassword},
+		{kind: "a password", keywords: []string{"pass", "pwd", "pw"}, fold: true, starts: "pd", back: 8, fwd: 140,
+			re: re(`(?:password|passwd|pwd|passphrase|passcode|pass|db_pass|pw)["']?` + gap + `\s*(?:[:=]|=>|\bis\b)\s*["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePassword},
+		{kind: "an API key or token", keywords: []string{"key", "token", "secret", "credential"}, fold: true, starts: "acst", back: 16, fwd: 180,
+			re:      re(`(?:api[_ \-]?key|apikey|access[_ \-]?key|auth[_ \-]?key|secret[_ \-]?key|client[_ \-]?secret|secret|token|access[_ \-]?token|auth[_ \-]?token|credentials?|accountkey)["']?` + gap + `\s*(?:[:=]|=>|\bis\b)\s*["'` + "`" + `]?([A-Za-z0-9_\-./+=]{20,})`),
+			entropy: 3.7, classes: 3},
+	}
+})

@@ -646,21 +646,37 @@ func (d *Dir) flockWait() error {
 // library's, not a person's, and earlier versions made it 0644, which let
 // any local user hold a shared lock on it and block the owner. A lock file
 // of another user's, which this one may not chmod, keeps its mode.
+//
+// The lock file may be deleted and made anew at any moment (by a person,
+// or by a Dir that found it deleted): a create that finds it is followed
+// by an open that creates it too, should it be gone since, so that no
+// deletion between the two fails the open. What is opened must be a
+// regular file; it is opened without waiting, should a FIFO stand there.
 func (d *Dir) openLock() (*os.File, error) {
-	f, err := d.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE|os.O_EXCL, d.mode)
-	if errors.Is(err, fs.ErrExist) {
-		if f, err = d.root.OpenFile(lockName, os.O_RDWR, 0); err == nil {
-			f.Chmod(d.mode)
-		}
-		return f, err
-	}
+	f, err := d.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE|os.O_EXCL|openNonblock, d.mode)
 	if err == nil {
 		if err := f.Chmod(d.mode); err != nil && runtime.GOOS != "windows" {
 			f.Close()
 			return nil, err
 		}
+		return f, nil
 	}
-	return f, err
+	if !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	if f, err = d.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE|openNonblock, d.mode); err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &fs.PathError{Op: "open", Path: lockName, Err: fmt.Errorf("%w (%v)", errNotRegular, fi.Mode().Type())}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	f.Chmod(d.mode)
+	return f, nil
 }
 
 // mkdirs creates the folder dir and those above it that do not exist, with

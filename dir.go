@@ -61,6 +61,13 @@ import (
 //     that os.Root keeps a link in the file's place inside the folder; the
 //     file read must be the one looked at, and it is opened without
 //     waiting, should a FIFO be put in its place.
+//   - A change lands in the folder its path names when it is made, or
+//     fails as it would there: a folder renamed, removed, swapped for a
+//     link or mounted over (a read-only bind mount of it over itself
+//     included) since the Dir last used it is opened anew. The Dir keeps
+//     the folders it used open only where it can tell that (Linux, whose
+//     statx says the mount a folder is reached through); the directory
+//     itself is the one opened by OpenDir.
 //   - A version is [Version] of the file's content, so that it is the same
 //     token the tools give the model. A held lock's Write and Remove
 //     compare it under the lock: the version this Dir read when the file's
@@ -206,6 +213,7 @@ func (d *Dir) init() (err error) {
 			return err
 		}
 	}
+	d.folders.init(d.folder)
 	return nil
 }
 
@@ -702,7 +710,7 @@ func (d *Dir) mkdirs(dir string) error {
 func (d *Dir) folderOf(name string, create bool) (sub *os.Root, done func(), err error) {
 	// A folder kept open, still in its place with no link on its way, is
 	// the folder resolve and walk would open.
-	if sub, done, ok := d.folders.get(d.root, path.Dir(name)); ok {
+	if sub, done, ok := d.folders.get(path.Dir(name)); ok {
 		return sub, done, nil
 	}
 	for try := 0; ; try++ {
@@ -727,7 +735,7 @@ func (d *Dir) folderOf(name string, create bool) (sub *os.Root, done func(), err
 // what is done in the folder inside it. With create, walk makes the folders
 // that do not exist.
 func (d *Dir) walk(dir string, create bool) (*os.Root, func(), error) {
-	if sub, done, ok := d.folders.get(d.root, dir); ok {
+	if sub, done, ok := d.folders.get(dir); ok {
 		return sub, done, nil
 	}
 	cur, done := d.root, func() {}
@@ -773,7 +781,7 @@ func (d *Dir) walk(dir string, create bool) (*os.Root, func(), error) {
 		}
 		done()
 		at = path.Join(at, part)
-		parent, cur, done = d.folders.put(parent, at, part, sub, fi)
+		parent, cur, done = d.folders.put(parent, at, part, sub)
 	}
 	return cur, done, nil
 }

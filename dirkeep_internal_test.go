@@ -22,13 +22,16 @@ func TestKeptFoldersSiblings(t *testing.T) {
 	d, err := openDir(t.TempDir(), 0)
 	require.NoError(t, err)
 	defer d.Close()
+	if d.folders.top == nil {
+		t.Skip("no folder is kept here: the system does not say the mount a folder is reached through")
+	}
 	for _, dir := range []string{".history/facts", ".history/episodes", "episodes", "episodes/archive", ".history/episodes/archive"} {
 		_, done, err := d.walk(dir, true)
 		require.NoError(t, err)
 		done()
 	}
 	for _, dir := range []string{".history", ".history/facts", ".history/episodes", "episodes", "episodes/archive", ".history/episodes/archive"} {
-		_, done, ok := d.folders.get(d.root, dir)
+		_, done, ok := d.folders.get(dir)
 		require.True(t, ok, "%s is still kept", dir)
 		done()
 	}

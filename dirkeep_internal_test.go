@@ -120,3 +120,22 @@ func heldDir(t *testing.T, dir string) *dirHeld {
 	t.Cleanup(h.Unlock)
 	return h.(*dirHeld)
 }
+
+// BenchmarkKeptFolder is the look an operation takes at a kept folder two
+// deep (".history/facts") before using it: one look at each folder on the
+// way.
+func BenchmarkKeptFolder(b *testing.B) {
+	d, err := openDir(b.TempDir(), 0)
+	require.NoError(b, err)
+	defer d.Close()
+	_, done, err := d.walk(".history/facts", true)
+	require.NoError(b, err)
+	done()
+	for b.Loop() {
+		_, done, ok := d.folders.get(".history/facts")
+		if !ok {
+			b.Fatal("not kept")
+		}
+		done()
+	}
+}

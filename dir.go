@@ -192,7 +192,9 @@ func openDir(dir string, mode fs.FileMode) (*Dir, error) {
 			return nil, err
 		}
 	}
-	root, err := os.OpenRoot(dir)
+	// dir/. opens dir only when it is a folder: os.OpenRoot(dir) would
+	// wait for good on a FIFO in its place.
+	root, err := os.OpenRoot(dir + string(filepath.Separator) + ".")
 	if err != nil {
 		return nil, err
 	}
@@ -511,9 +513,16 @@ func (h *dirHeld) open(name string, create bool) (*logFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What was opened must be the file looked at, or, when none was
+	// there, a regular file: a FIFO made in its place meanwhile would take
+	// the records, and lose them.
 	got, err := f.Stat()
-	if err == nil && fi != nil && !os.SameFile(fi, got) {
+	switch {
+	case err != nil:
+	case fi != nil && !os.SameFile(fi, got):
 		err = &fs.PathError{Op: "append", Path: name, Err: errReplaced}
+	case !got.Mode().IsRegular():
+		err = &fs.PathError{Op: "append", Path: name, Err: fmt.Errorf("%w (%v)", errNotRegular, got.Mode().Type())}
 	}
 	l := &logFile{f: f}
 	if err == nil && got.Size() > 0 {
@@ -765,7 +774,11 @@ func (d *Dir) walk(dir string, create bool) (*os.Root, func(), error) {
 		case !fi.IsDir():
 			return fail(&fs.PathError{Op: "open", Path: dir, Err: syscall.ENOTDIR})
 		}
-		sub, err := cur.OpenRoot(part)
+		// Opened through part/. : os.Root opens part as a folder alone
+		// (O_DIRECTORY), then the folder itself, so that a FIFO put in
+		// its place since the look fails to open, where OpenRoot(part)
+		// would wait for a writer of the FIFO for good.
+		sub, err := cur.OpenRoot(part + "/.")
 		if err != nil {
 			return fail(err)
 		}
@@ -1345,23 +1358,35 @@ func (d *Dir) removeTemps(ctx context.Context, folders []string) error {
 	}
 	defer h.Unlock()
 	for _, dir := range folders {
-		if fi, err := d.root.Lstat(dir); err != nil || !fi.IsDir() {
-			continue
+		if err := d.removeTempsIn(dir); err != nil {
+			return err
 		}
-		f, err := d.root.Open(dir)
-		if err != nil {
-			continue
-		}
-		des, err := f.ReadDir(-1)
-		f.Close()
-		if err != nil {
-			continue
-		}
-		for _, de := range des {
-			if de.Type().IsRegular() && isTemp(de.Name()) {
-				if err := d.root.Remove(path.Join(dir, de.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return err
-				}
+	}
+	return nil
+}
+
+// removeTempsIn removes the temporary files in the folder dir, opened as
+// walk opens it (no link on the way, a folder swapped for a link or a
+// FIFO since the look refused), and acts inside it alone.
+func (d *Dir) removeTempsIn(dir string) error {
+	sub, done, err := d.walk(dir, false)
+	if err != nil {
+		return nil
+	}
+	defer done()
+	f, err := sub.OpenFile(".", os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil
+	}
+	des, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return nil
+	}
+	for _, de := range des {
+		if de.Type().IsRegular() && isTemp(de.Name()) {
+			if err := sub.Remove(de.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
 			}
 		}
 	}

@@ -66,8 +66,12 @@ import (
 //     link or mounted over (a read-only bind mount of it over itself
 //     included) since the Dir last used it is opened anew. The Dir keeps
 //     the folders it used open only where it can tell that (Linux, whose
-//     statx says the mount a folder is reached through); the directory
-//     itself is the one opened by OpenDir.
+//     statx says the mount a folder is reached through). The directory
+//     itself is looked at by its path under each lock taken: when its
+//     path no longer names it (renamed away, replaced, mounted over),
+//     Lock fails, saying so, and no change is made until the path names
+//     it again, or the directory is opened anew. Reads take no lock, and
+//     read the directory opened.
 //   - A version is [Version] of the file's content, so that it is the same
 //     token the tools give the model. A held lock's Write and Remove
 //     compare it under the lock: the version this Dir read when the file's
@@ -101,6 +105,11 @@ import (
 type Dir struct {
 	root   *os.Root
 	folder *os.File // the directory itself, flocked with lock where folders can be
+
+	path    string      // the directory's absolute path, as given
+	rootFI  fs.FileInfo // the directory opened, as Stat saw it then
+	rootAt  place       // where the directory opened is, when known
+	atKnown bool        // rootAt is known
 
 	mu   sync.Mutex // guards lock, replaced when someone deletes .lock
 	lock *os.File
@@ -198,7 +207,12 @@ func openDir(dir string, mode fs.FileMode) (*Dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dir{root: root, turn: make(chan struct{}, 1), mode: mode}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	d := &Dir{root: root, turn: make(chan struct{}, 1), mode: mode, path: abs}
 	if err := d.init(); err != nil {
 		d.Close()
 		return nil, err
@@ -216,6 +230,39 @@ func (d *Dir) init() (err error) {
 		}
 	}
 	d.folders.init(d.folder)
+	if d.rootFI, err = d.root.Stat("."); err != nil {
+		return err
+	}
+	if d.folder != nil {
+		d.rootAt, d.atKnown = placeAt(d.folder, "")
+	}
+	return nil
+}
+
+// errMoved is returned by a Lock taken on a directory that its path no
+// longer names: a change made in it would land where nobody looks.
+var errMoved = errors.New("the memory directory was moved, replaced or mounted over since it was opened; open it again")
+
+// rootIsCurrent reports, as errMoved, a directory that its path no longer
+// names: renamed away, replaced, or mounted over (a bind mount of it over
+// itself keeps its device and number: the mount tells, where the system
+// says it).
+func (d *Dir) rootIsCurrent() error {
+	if d.atKnown {
+		if now, ok := placeOfPath(d.path); ok {
+			if now != d.rootAt {
+				return &fs.PathError{Op: "lock", Path: d.path, Err: errMoved}
+			}
+			return nil
+		}
+	}
+	now, err := os.Stat(d.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err != nil || !os.SameFile(now, d.rootFI) {
+		return &fs.PathError{Op: "lock", Path: d.path, Err: errMoved}
+	}
 	return nil
 }
 
@@ -311,6 +358,13 @@ func (d *Dir) Lock(ctx context.Context, _ string) (Held, error) {
 			<-d.turn
 			return nil, err
 		}
+	}
+	// Under the lock, so that the directory a change lands in is the one
+	// its path names when the change is made.
+	if err := d.rootIsCurrent(); err != nil {
+		d.unflock()
+		<-d.turn
+		return nil, err
 	}
 	return held, nil
 }

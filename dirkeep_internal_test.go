@@ -139,3 +139,16 @@ func BenchmarkKeptFolder(b *testing.B) {
 		done()
 	}
 }
+
+// BenchmarkRootIsCurrent is the look a Lock takes at the memory
+// directory's path, to see that it still names the directory opened.
+func BenchmarkRootIsCurrent(b *testing.B) {
+	d, err := openDir(filepath.Join(b.TempDir(), "memory"), 0)
+	require.NoError(b, err)
+	defer d.Close()
+	for b.Loop() {
+		if err := d.rootIsCurrent(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -71,7 +71,8 @@ func bindReadOnly(t *testing.T, p string) (unmount func()) {
 // number), takes no change through the folder kept open from before: the
 // change fails, as it would in a Store opened now, and the memory is as a
 // person sees it. The same for the folder of a file's log, and for a
-// folder above a kept one; once unmounted, changes land again.
+// folder above a kept one; a mount over the memory directory itself fails
+// every change; once unmounted, changes land again.
 func TestDirKeptFolderMounted(t *testing.T) {
 	if !inMountNamespace(t) {
 		return
@@ -110,6 +111,17 @@ func TestDirKeptFolderMounted(t *testing.T) {
 		require.ErrorIs(t, err, syscall.EROFS, "a change in read-only %s fails", folder)
 		unmount()
 		require.Equal(t, before, files(folder), "nothing was written under read-only %s", folder)
+	}
+	// The memory directory itself: the Store's changes fail while the
+	// mount stands.
+	{
+		before := files(".history")
+		unmount := bindReadOnly(t, dir)
+		err := s.Write(ctx, "facts/user.md", "- Lives in Paris, all read-only\n")
+		require.ErrorContains(t, err, "mounted over since it was opened")
+		require.Error(t, s.Append(ctx, "episodes/2026-02.md", keptEntry(2), ""))
+		unmount()
+		require.Equal(t, before, files(".history"), "nothing was written under the read-only memory directory")
 	}
 
 	// Another folder mounted over facts: the change lands in it, where the

@@ -79,12 +79,35 @@ func placeAt(parent *os.File, name string) (place, bool) {
 	var errno syscall.Errno
 	if err := rc.Control(func(fd uintptr) {
 		_, _, errno = syscall.Syscall6(sysStatx, fd, uintptr(unsafe.Pointer(p)), uintptr(flags), statxType|statxIno|statxMntID, uintptr(unsafe.Pointer(&st)), 0)
-	}); err != nil || errno != 0 {
+	}); err != nil {
 		return place{}, false
 	}
+	return st.place(errno)
+}
+
+// place returns the place st holds, when statx succeeded (errno 0), said
+// the mount, and found a folder.
+func (st *statxBuf) place(errno syscall.Errno) (place, bool) {
 	const need = statxType | statxIno | statxMntID
-	if st.mask&need != need || st.mode&sIFMT != sIFDIR {
+	if errno != 0 || st.mask&need != need || st.mode&sIFMT != sIFDIR {
 		return place{}, false
 	}
 	return place{dev: uint64(st.devMajor)<<32 | uint64(st.devMinor), ino: st.ino, mnt: st.mntID}, true
+}
+
+// placeOfPath returns the place of the folder at path, following links;
+// false when it is no folder, cannot be looked at, or the system does not
+// say its mount.
+func placeOfPath(path string) (place, bool) {
+	if sysStatx == 0 {
+		return place{}, false
+	}
+	p, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return place{}, false
+	}
+	const atFDCWD = ^uintptr(99) // -100
+	var st statxBuf
+	_, _, errno := syscall.Syscall6(sysStatx, atFDCWD, uintptr(unsafe.Pointer(p)), 0, statxType|statxIno|statxMntID, uintptr(unsafe.Pointer(&st)), 0)
+	return st.place(errno)
 }

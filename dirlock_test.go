@@ -35,7 +35,7 @@ func TestLockFileDeletedWhileOpening(t *testing.T) {
 			os.Remove(lock)
 		}
 	})
-	const workers, rounds = 4, 40
+	const workers, rounds = 4, 20
 	errs := make(chan error, workers+1)
 	var wg sync.WaitGroup
 	for w := range workers {

@@ -61,6 +61,17 @@ import (
 //     that os.Root keeps a link in the file's place inside the folder; the
 //     file read must be the one looked at, and it is opened without
 //     waiting, should a FIFO be put in its place.
+//   - A change lands in the folder its path names when it is made, or
+//     fails as it would there: a folder renamed, removed, swapped for a
+//     link or mounted over (a read-only bind mount of it over itself
+//     included) since the Dir last used it is opened anew. The Dir keeps
+//     the folders it used open only where it can tell that (Linux, whose
+//     statx says the mount a folder is reached through). The directory
+//     itself is looked at by its path under each lock taken: when its
+//     path no longer names it (renamed away, replaced, mounted over),
+//     Lock fails, saying so, and no change is made until the path names
+//     it again, or the directory is opened anew. Reads take no lock, and
+//     read the directory opened.
 //   - A version is [Version] of the file's content, so that it is the same
 //     token the tools give the model. A held lock's Write and Remove
 //     compare it under the lock: the version this Dir read when the file's
@@ -94,6 +105,11 @@ import (
 type Dir struct {
 	root   *os.Root
 	folder *os.File // the directory itself, flocked with lock where folders can be
+
+	path    string      // the directory's absolute path, as given
+	rootFI  fs.FileInfo // the directory opened, as Stat saw it then
+	rootAt  place       // where the directory opened is, when known
+	atKnown bool        // rootAt is known
 
 	mu   sync.Mutex // guards lock, replaced when someone deletes .lock
 	lock *os.File
@@ -185,11 +201,18 @@ func openDir(dir string, mode fs.FileMode) (*Dir, error) {
 			return nil, err
 		}
 	}
-	root, err := os.OpenRoot(dir)
+	// dir/. opens dir only when it is a folder: os.OpenRoot(dir) would
+	// wait for good on a FIFO in its place.
+	root, err := os.OpenRoot(dir + string(filepath.Separator) + ".")
 	if err != nil {
 		return nil, err
 	}
-	d := &Dir{root: root, turn: make(chan struct{}, 1), mode: mode}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	d := &Dir{root: root, turn: make(chan struct{}, 1), mode: mode, path: abs}
 	if err := d.init(); err != nil {
 		d.Close()
 		return nil, err
@@ -205,6 +228,40 @@ func (d *Dir) init() (err error) {
 		if d.folder, err = d.root.Open("."); err != nil {
 			return err
 		}
+	}
+	d.folders.init(d.folder)
+	if d.rootFI, err = d.root.Stat("."); err != nil {
+		return err
+	}
+	if d.folder != nil {
+		d.rootAt, d.atKnown = placeAt(d.folder, "")
+	}
+	return nil
+}
+
+// errMoved is returned by a Lock taken on a directory that its path no
+// longer names: a change made in it would land where nobody looks.
+var errMoved = errors.New("the memory directory was moved, replaced or mounted over since it was opened; open it again")
+
+// rootIsCurrent reports, as errMoved, a directory that its path no longer
+// names: renamed away, replaced, or mounted over (a bind mount of it over
+// itself keeps its device and number: the mount tells, where the system
+// says it).
+func (d *Dir) rootIsCurrent() error {
+	if d.atKnown {
+		if now, ok := placeOfPath(d.path); ok {
+			if now != d.rootAt {
+				return &fs.PathError{Op: "lock", Path: d.path, Err: errMoved}
+			}
+			return nil
+		}
+	}
+	now, err := os.Stat(d.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err != nil || !os.SameFile(now, d.rootFI) {
+		return &fs.PathError{Op: "lock", Path: d.path, Err: errMoved}
 	}
 	return nil
 }
@@ -301,6 +358,13 @@ func (d *Dir) Lock(ctx context.Context, _ string) (Held, error) {
 			<-d.turn
 			return nil, err
 		}
+	}
+	// Under the lock, so that the directory a change lands in is the one
+	// its path names when the change is made.
+	if err := d.rootIsCurrent(); err != nil {
+		d.unflock()
+		<-d.turn
+		return nil, err
 	}
 	return held, nil
 }
@@ -503,9 +567,16 @@ func (h *dirHeld) open(name string, create bool) (*logFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What was opened must be the file looked at, or, when none was
+	// there, a regular file: a FIFO made in its place meanwhile would take
+	// the records, and lose them.
 	got, err := f.Stat()
-	if err == nil && fi != nil && !os.SameFile(fi, got) {
+	switch {
+	case err != nil:
+	case fi != nil && !os.SameFile(fi, got):
 		err = &fs.PathError{Op: "append", Path: name, Err: errReplaced}
+	case !got.Mode().IsRegular():
+		err = &fs.PathError{Op: "append", Path: name, Err: fmt.Errorf("%w (%v)", errNotRegular, got.Mode().Type())}
 	}
 	l := &logFile{f: f}
 	if err == nil && got.Size() > 0 {
@@ -646,21 +717,37 @@ func (d *Dir) flockWait() error {
 // library's, not a person's, and earlier versions made it 0644, which let
 // any local user hold a shared lock on it and block the owner. A lock file
 // of another user's, which this one may not chmod, keeps its mode.
+//
+// The lock file may be deleted and made anew at any moment (by a person,
+// or by a Dir that found it deleted): a create that finds it is followed
+// by an open that creates it too, should it be gone since, so that no
+// deletion between the two fails the open. What is opened must be a
+// regular file; it is opened without waiting, should a FIFO stand there.
 func (d *Dir) openLock() (*os.File, error) {
-	f, err := d.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE|os.O_EXCL, d.mode)
-	if errors.Is(err, fs.ErrExist) {
-		if f, err = d.root.OpenFile(lockName, os.O_RDWR, 0); err == nil {
-			f.Chmod(d.mode)
-		}
-		return f, err
-	}
+	f, err := d.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE|os.O_EXCL|openNonblock, d.mode)
 	if err == nil {
 		if err := f.Chmod(d.mode); err != nil && runtime.GOOS != "windows" {
 			f.Close()
 			return nil, err
 		}
+		return f, nil
 	}
-	return f, err
+	if !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	if f, err = d.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE|openNonblock, d.mode); err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &fs.PathError{Op: "open", Path: lockName, Err: fmt.Errorf("%w (%v)", errNotRegular, fi.Mode().Type())}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	f.Chmod(d.mode)
+	return f, nil
 }
 
 // mkdirs creates the folder dir and those above it that do not exist, with
@@ -686,7 +773,7 @@ func (d *Dir) mkdirs(dir string) error {
 func (d *Dir) folderOf(name string, create bool) (sub *os.Root, done func(), err error) {
 	// A folder kept open, still in its place with no link on its way, is
 	// the folder resolve and walk would open.
-	if sub, done, ok := d.folders.get(d.root, path.Dir(name)); ok {
+	if sub, done, ok := d.folders.get(path.Dir(name)); ok {
 		return sub, done, nil
 	}
 	for try := 0; ; try++ {
@@ -711,7 +798,7 @@ func (d *Dir) folderOf(name string, create bool) (sub *os.Root, done func(), err
 // what is done in the folder inside it. With create, walk makes the folders
 // that do not exist.
 func (d *Dir) walk(dir string, create bool) (*os.Root, func(), error) {
-	if sub, done, ok := d.folders.get(d.root, dir); ok {
+	if sub, done, ok := d.folders.get(dir); ok {
 		return sub, done, nil
 	}
 	cur, done := d.root, func() {}
@@ -741,7 +828,11 @@ func (d *Dir) walk(dir string, create bool) (*os.Root, func(), error) {
 		case !fi.IsDir():
 			return fail(&fs.PathError{Op: "open", Path: dir, Err: syscall.ENOTDIR})
 		}
-		sub, err := cur.OpenRoot(part)
+		// Opened through part/. : os.Root opens part as a folder alone
+		// (O_DIRECTORY), then the folder itself, so that a FIFO put in
+		// its place since the look fails to open, where OpenRoot(part)
+		// would wait for a writer of the FIFO for good.
+		sub, err := cur.OpenRoot(part + "/.")
 		if err != nil {
 			return fail(err)
 		}
@@ -757,7 +848,7 @@ func (d *Dir) walk(dir string, create bool) (*os.Root, func(), error) {
 		}
 		done()
 		at = path.Join(at, part)
-		parent, cur, done = d.folders.put(parent, at, part, sub, fi)
+		parent, cur, done = d.folders.put(parent, at, part, sub)
 	}
 	return cur, done, nil
 }
@@ -1321,23 +1412,35 @@ func (d *Dir) removeTemps(ctx context.Context, folders []string) error {
 	}
 	defer h.Unlock()
 	for _, dir := range folders {
-		if fi, err := d.root.Lstat(dir); err != nil || !fi.IsDir() {
-			continue
+		if err := d.removeTempsIn(dir); err != nil {
+			return err
 		}
-		f, err := d.root.Open(dir)
-		if err != nil {
-			continue
-		}
-		des, err := f.ReadDir(-1)
-		f.Close()
-		if err != nil {
-			continue
-		}
-		for _, de := range des {
-			if de.Type().IsRegular() && isTemp(de.Name()) {
-				if err := d.root.Remove(path.Join(dir, de.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return err
-				}
+	}
+	return nil
+}
+
+// removeTempsIn removes the temporary files in the folder dir, opened as
+// walk opens it (no link on the way, a folder swapped for a link or a
+// FIFO since the look refused), and acts inside it alone.
+func (d *Dir) removeTempsIn(dir string) error {
+	sub, done, err := d.walk(dir, false)
+	if err != nil {
+		return nil
+	}
+	defer done()
+	f, err := sub.OpenFile(".", os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil
+	}
+	des, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return nil
+	}
+	for _, de := range des {
+		if de.Type().IsRegular() && isTemp(de.Name()) {
+			if err := sub.Remove(de.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
 			}
 		}
 	}

@@ -1,9 +1,7 @@
 package memory
 
 import (
-	"io/fs"
 	"os"
-	"runtime"
 	"slices"
 	"sync"
 )
@@ -13,25 +11,35 @@ import (
 // costs four system calls a folder: look, open, look again, close. A Dir
 // keeps the folders it opened, and an operation takes the folder it kept
 // when every folder on the way is still the one it opened: a look at each
-// (Lstat) finds the same folder, not a link, in its place. A folder
-// renamed, removed or swapped for a link since fails that look; the Dir
-// then forgets it and walks again, as it did before it kept any. So a kept
-// folder is used exactly when a new walk would open that same folder.
+// (statx(2) from the folder above, kept open too) finds the same folder,
+// not a link, in its place, reached through the same mount. A folder
+// renamed, removed, swapped for a link or mounted over since (a bind mount
+// of a folder over itself, "mount --bind -o ro facts facts", keeps its
+// device and number: only the mount differs) fails that look; the Dir then
+// forgets it and walks again, as it did before it kept any. So a kept
+// folder is used exactly when a new walk would open that same folder, and
+// a change lands in the folder its path names now, or fails as it would
+// there.
 //
-// Folders are kept where an open folder stands in nobody's way: not on
-// Windows, where it would stop a person from renaming or removing the
-// folder while the Dir is open.
+// Folders are kept where the system says the mount a folder is reached
+// through (Linux's statx, since 5.8), and where an open folder stands in
+// nobody's way (not Windows, where it would stop a person from renaming or
+// removing the folder while the Dir is open). Elsewhere none is kept: every
+// operation walks.
 
-// maxFolders bounds the folders a Dir keeps open; past it, it closes them
-// all and starts again.
-const maxFolders = 64
+// maxFolders bounds the folders a Dir keeps open (two files each: the
+// folder as a root, and as a file to look in and fsync); past it, it
+// closes them all and starts again.
+const maxFolders = 32
 
-// keepFolders is whether Dirs keep their folders open on this system.
-var keepFolders = runtime.GOOS != "windows"
+// A place is where a folder is: its device and number, and the mount it is
+// reached through.
+type place struct{ dev, ino, mnt uint64 }
 
 // folders is the folders a Dir keeps, by their path from the Dir's root
 // ("episodes", ".history/episodes").
 type folders struct {
+	top    *os.File // the Dir's root, opened as a file; nil: no folder is kept
 	mu     sync.Mutex
 	m      map[string]*folder
 	byRoot map[*os.Root]*folder
@@ -40,20 +48,33 @@ type folders struct {
 
 // A folder is one folder kept open.
 type folder struct {
-	path   string      // its path from the Dir's root
-	name   string      // its name in its parent
-	parent *folder     // nil for a folder of the Dir's root
-	root   *os.Root    // the folder, open
-	fi     fs.FileInfo // what Lstat saw in its place when it was opened
-	refs   int         // guarded by folders.mu: the operations using root
-	gone   bool        // guarded by folders.mu: forgotten; closed once refs is 0
-	file   *os.File    // guarded by folders.mu: the folder opened as a file, to fsync it; nil until needed
+	path   string   // its path from the Dir's root
+	name   string   // its name in its parent
+	parent *folder  // nil for a folder of the Dir's root
+	root   *os.Root // the folder, open
+	file   *os.File // the folder opened as a file: to look at the folders in it, and to fsync it
+	at     place    // where the folder opened is
+	refs   int      // guarded by folders.mu: the operations using root
+	gone   bool     // guarded by folders.mu: forgotten; closed once refs is 0
 }
 
-// get returns the folder dir kept, opened from top, with the function
-// that releases it, when every folder on its way is still in its place;
-// false otherwise.
-func (c *folders) get(top *os.Root, dir string) (*os.Root, func(), bool) {
+// init has c keep the folders of the Dir whose root is open as top, where
+// their places can be known.
+func (c *folders) init(top *os.File) {
+	if top == nil {
+		return
+	}
+	if _, ok := placeAt(top, ""); ok {
+		c.top = top
+	}
+}
+
+// get returns the folder dir kept, with the function that releases it,
+// when every folder on its way is still in its place; false otherwise.
+func (c *folders) get(dir string) (*os.Root, func(), bool) {
+	if c.top == nil {
+		return nil, nil, false
+	}
 	c.mu.Lock()
 	leaf := c.m[dir]
 	var chain []*folder // from the top down
@@ -73,15 +94,14 @@ func (c *folders) get(top *os.Root, dir string) (*os.Root, func(), bool) {
 	}
 	c.mu.Unlock()
 	slices.Reverse(chain)
-	ok, parent := true, top
+	ok, parent := true, c.top
 	for _, f := range chain {
-		fi, err := parent.Lstat(f.name)
-		if err != nil || fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() || !os.SameFile(fi, f.fi) {
+		if at, found := placeAt(parent, f.name); !found || at != f.at {
 			ok = false
 			c.forget(f)
 			break
 		}
-		parent = f.root
+		parent = f.file
 	}
 	for _, f := range chain[:len(chain)-1] {
 		c.release(f)
@@ -93,28 +113,38 @@ func (c *folders) get(top *os.Root, dir string) (*os.Root, func(), bool) {
 	return leaf.root, func() { c.release(leaf) }, true
 }
 
-// put keeps root, the folder at path (its name in parent, as fi), opened
-// by a walk that uses it until the function returned ends it, and returns
-// the folder for the walk to go on in. When the folder kept at path is
-// this same folder, under the same parent, put keeps that one, and the
-// folders kept in it, and closes root: a walk to a folder not kept yet
-// goes through folders kept already, and would otherwise make their
-// folders under them (".history/facts" beside ".history/episodes") walk
-// again at their next use. Where folders are not kept, the function
-// closes root.
-func (c *folders) put(parent *folder, path, name string, root *os.Root, fi fs.FileInfo) (*folder, *os.Root, func()) {
-	if !keepFolders {
+// put keeps root, the folder at path (its name in parent), opened by a
+// walk that uses it until the function returned ends it, and returns the
+// folder for the walk to go on in. When the folder kept at path is this
+// same folder, under the same parent, put keeps that one, and the folders
+// kept in it, and closes root: a walk to a folder not kept yet goes
+// through folders kept already, and would otherwise make their folders
+// under them (".history/facts" beside ".history/episodes") walk again at
+// their next use. Where folders are not kept, or root's place cannot be
+// known, the function closes root.
+func (c *folders) put(parent *folder, path, name string, root *os.Root) (*folder, *os.Root, func()) {
+	if c.top == nil {
+		return nil, root, func() { root.Close() }
+	}
+	file, err := root.OpenFile(".", os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, root, func() { root.Close() }
+	}
+	at, ok := placeAt(file, "")
+	if !ok {
+		file.Close()
 		return nil, root, func() { root.Close() }
 	}
 	c.mu.Lock()
-	if old := c.m[path]; old != nil && old.parent == parent && os.SameFile(old.fi, fi) {
-		// The walk just saw old's folder in its place, under parent.
+	if old := c.m[path]; old != nil && old.parent == parent && old.at == at {
+		// The walk just opened old's folder, in its place under parent.
 		old.refs++
 		c.mu.Unlock()
+		file.Close()
 		root.Close()
 		return old, old.root, func() { c.release(old) }
 	}
-	f := &folder{path: path, name: name, parent: parent, root: root, fi: fi, refs: 1}
+	f := &folder{path: path, name: name, parent: parent, root: root, file: file, at: at, refs: 1}
 	if c.closed || parent != nil && parent.gone {
 		f.gone = true
 	} else {
@@ -156,28 +186,20 @@ func (c *folders) forgetLocked(f *folder) {
 
 // close closes f's files.
 func (f *folder) close() {
-	if f.file != nil {
-		f.file.Close()
-	}
+	f.file.Close()
 	f.root.Close()
 }
 
 // file returns the folder root opened as a file, to fsync it, with the
-// function that ends its use: kept open with the folder, when the Dir keeps
-// root and the caller uses it, else opened now.
+// function that ends its use: the file kept with the folder, when the Dir
+// keeps root and the caller uses it, else opened now.
 func (c *folders) file(root *os.Root) (*os.File, func(), error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if f := c.byRoot[root]; f != nil && f.refs > 0 {
-		if f.file == nil {
-			file, err := root.OpenFile(".", os.O_RDONLY|openNonblock, 0)
-			if err != nil {
-				return nil, nil, err
-			}
-			f.file = file
-		}
+		c.mu.Unlock()
 		return f.file, func() {}, nil
 	}
+	c.mu.Unlock()
 	file, err := root.OpenFile(".", os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, nil, err

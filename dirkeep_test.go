@@ -654,3 +654,36 @@ func TestDirKeptFolderConcurrent(t *testing.T) {
 	require.Equal(t, texts[5], got)
 	require.Equal(t, texts[5], readFile(t, dir, "facts/user.md"))
 }
+
+// TestDirMovedAway: a memory directory renamed away while a Store is open
+// on it, a new one made in its place, takes no more changes through that
+// Store, nor does the new one: a change fails, saying why, until the
+// directory is opened again. Reads need no lock, and no check.
+func TestDirMovedAway(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	dir := filepath.Join(base, "memory")
+	s := openKeep(t, dir)
+	require.NoError(t, s.Write(ctx, "facts/user.md", "- Lives in Berlin\n"))
+	require.NoError(t, os.Rename(dir, dir+".old"))
+	before := tree(t, dir+".old")
+	for _, made := range []bool{false, true} {
+		if made {
+			require.NoError(t, os.Mkdir(dir, 0o700))
+		}
+		err := s.Write(ctx, "facts/user.md", "- Lives in Paris\n")
+		require.ErrorContains(t, err, "the memory directory was moved, replaced or mounted over since it was opened; open it again")
+		require.False(t, isModelError(err), "a host error: %v", err)
+		require.Error(t, s.Append(ctx, "episodes/2026-02.md", keptEntry(1), ""))
+	}
+	require.Equal(t, before, tree(t, dir+".old"), "nothing changed in the folder moved away")
+	des, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, des, "nothing made in the new one")
+
+	// Moved back, it takes changes again.
+	require.NoError(t, os.Remove(dir))
+	require.NoError(t, os.Rename(dir+".old", dir))
+	require.NoError(t, s.Write(ctx, "facts/user.md", "- Lives in Paris\n"))
+	require.Contains(t, readFile(t, dir, "facts/user.md"), "- Lives in Paris\n")
+}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
@@ -96,4 +97,43 @@ func TestFolderSwapWrite(t *testing.T) {
 	require.Len(t, des, 1, "nothing was written in B's facts")
 	require.Equal(t, "SECRET\n", readFile(t, dir, "agentB/facts/user.md"), "B's facts unchanged")
 	require.Positive(t, written)
+}
+
+// TestRemoveTempsSwappedFolder races the clean-up a Store's Open makes
+// against a FIFO, then a link, swapped atomically with the folder: the
+// clean-up never waits on the FIFO, and never removes a file through the
+// link (to another memory's folder, whose temporary-looking file stays).
+func TestRemoveTempsSwappedFolder(t *testing.T) {
+	dir := t.TempDir()
+	d, err := memory.OpenDir(dir, 0)
+	require.NoError(t, err)
+	defer d.Close()
+	writeFile(t, dir, "facts/.user.md.tmp-1a", "a crash's")
+	writeFile(t, dir, "other/.lock", "")
+	writeFile(t, dir, "other/facts/.user.md.tmp-1x2y3z", "theirs")
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o600))
+	require.NoError(t, os.Symlink("other/facts", filepath.Join(dir, "link")))
+	for _, swapped := range []string{"pipe", "link"} {
+		stop := exchanger(t, filepath.Join(dir, "facts"), filepath.Join(dir, swapped))
+		done := make(chan error)
+		go func() {
+			for range 20000 {
+				if err := memory.RemoveTemps(d, "facts"); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(2 * time.Minute):
+			t.Fatal("the clean-up waits on a FIFO put in a folder's place")
+		}
+		stop()
+	}
+	require.NoError(t, memory.RemoveTemps(d, "facts"))
+	require.NoFileExists(t, filepath.Join(dir, "facts", ".user.md.tmp-1a"), "the crash's file removed")
+	require.FileExists(t, filepath.Join(dir, "other", "facts", ".user.md.tmp-1x2y3z"), "nothing removed through the link")
 }

@@ -1,6 +1,9 @@
 package memory
 
-import "runtime"
+import (
+	"context"
+	"runtime"
+)
 
 // Resolve exposes the sandbox to the black-box tests: the canonical path a
 // model-supplied path maps to, or the error that refuses it.
@@ -72,3 +75,9 @@ const (
 	DefaultWorldBudget      = defaultWorldBudget
 	PersonaMax              = personaMax
 )
+
+// RemoveTemps has d remove the temporary files in folders, as a Store's
+// Open does.
+func RemoveTemps(d *Dir, folders ...string) error {
+	return d.removeTemps(context.Background(), folders)
+}

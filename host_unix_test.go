@@ -41,6 +41,9 @@ func TestFIFO(t *testing.T) {
 // under root the store is opened by a worker process running as nobody.
 func TestHandEditUnreadable(t *testing.T) {
 	base := t.TempDir()
+	if os.Geteuid() == 0 {
+		base = nobodyTempDir(t)
+	}
 	dir := filepath.Join(base, "memory")
 	s := openAt(t, dir, nil)
 	writeFile(t, dir, "facts/user.md", "# User\n\n> Summary: secret\n")
@@ -61,7 +64,7 @@ func TestHandEditUnreadable(t *testing.T) {
 		const nobody = 65534
 		// nobody needs a way in: folders it may enter, a lock file it may
 		// open, and a copy of this test binary it may run.
-		for _, d := range []string{filepath.Dir(base), base, dir, filepath.Join(dir, "facts"), filepath.Join(dir, "episodes")} {
+		for _, d := range []string{dir, filepath.Join(dir, "facts"), filepath.Join(dir, "episodes")} {
 			require.NoError(t, os.Chmod(d, 0o755))
 		}
 		require.NoError(t, os.Chmod(filepath.Join(dir, ".lock"), 0o666))
@@ -86,6 +89,49 @@ func TestHandEditUnreadable(t *testing.T) {
 		{Path: "facts/memory.md", Summary: "lessons", Size: 29},
 	}, got.Files)
 	require.Contains(t, got.Index, "- facts/user.md: cannot be read (permission denied); a person must fix it\n- facts/memory.md (29B): lessons\n")
+}
+
+// nobodyTempDir returns a new folder, mode 0755 and removed when t ends,
+// that another user (nobody, which owns none of the folders on the way)
+// can reach: every folder from / down to it may be searched by others. It
+// is made in $TMPDIR when that allows it; a private $TMPDIR (one inside a
+// 0700 folder, as systemd's PrivateTmp or a CI runner gives) would shut
+// nobody out before the modes a test sets count, so then it is made in the
+// first of /tmp, /var/tmp and /dev/shm that allows it.
+func nobodyTempDir(t *testing.T) string {
+	t.Helper()
+	for _, parent := range []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"} {
+		if !othersReach(parent) {
+			continue
+		}
+		dir, err := os.MkdirTemp(parent, "mdmemory-test-")
+		require.NoError(t, err)
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		require.NoError(t, os.Chmod(dir, 0o755))
+		return dir
+	}
+	t.Skipf("no temporary folder another user can reach: $TMPDIR (%s), /tmp, /var/tmp and /dev/shm each have a folder on the way others may not search", os.TempDir())
+	return ""
+}
+
+// othersReach reports whether every folder from / down to dir exists and
+// may be searched by users who neither own it nor are in its group.
+func othersReach(dir string) bool {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for {
+		fi, err := os.Stat(dir)
+		if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return true
+		}
+		dir = up
+	}
 }
 
 func copyFile(t *testing.T, from, to string) {
@@ -184,12 +230,10 @@ func TestOtherUserShutOut(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run a worker as another user")
 	}
-	base := t.TempDir()
+	base := nobodyTempDir(t)
 	dir := filepath.Join(base, "memory")
 	s := openAt(t, dir, nil)
 	require.NoError(t, s.Write(context.Background(), "facts/user.md", "- Secret: 42"))
-	require.NoError(t, os.Chmod(base, 0o755))
-	require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
 	bin := filepath.Join(base, "memory.test")
 	copyFile(t, os.Args[0], bin)
 	try := func(role string) string {

@@ -165,14 +165,16 @@ func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record,
 		_, appends := h.(appender)
 		roll = st.seg.size >= closeAt(share, appends) && whole || st.seg.size >= segMax(share, appends)
 	}
-	next := &logState{seg: st.seg, records: st.records, closed: st.closed, segs: st.segs, first: st.first, changes: st.changes}
+	next := &logState{seg: st.seg, records: st.records, closed: st.closed, segs: st.segs, oldestEnd: st.oldestEnd, changes: st.changes}
 	if roll {
 		add = make(nil)
 		next.seg = segment{name: segName(p, st.seg.n+1), n: st.seg.n + 1}
 		next.records, next.closed, next.segs, next.changes = nil, st.closed+st.seg.size, st.segs+1, 0
-		if st.segs == 0 {
-			next.first = now
+		switch st.segs {
+		case 0:
 			s.logCount.Add(1) // a new log: the others' share is smaller
+		case 1:
+			next.oldestEnd = now
 		}
 	}
 	line := journal.Encode(add)
@@ -245,18 +247,18 @@ func (s *Store) mark(ctx context.Context, h Held, c *change, r *journal.Record, 
 // than its last segment; its age only once some of it can go:
 //
 //   - it is larger than its share of the size all logs may take;
-//   - its first record is past the age kept, and its segments before the
-//     last can go: the last holds the versions always kept, or there is
-//     another between (whatever Store wrote them: a command that makes
-//     one change and exits). The last segment is never pruned; it is
-//     closed at segMin.
+//   - its oldest segment's records are all past the age kept, and the
+//     segments after it may hold the versions always kept: the last holds
+//     them, or there is another between (whatever Store wrote them: a
+//     command that makes one change and exits). The last segment is never
+//     pruned; it is closed at closeAt.
 func (s *Store) due(ctx context.Context, st *logState, now time.Time) bool {
 	p := s.policy(1)
 	minV, age := cmp.Or(p.MinVersions, journal.DefaultMinVersions), cmp.Or(p.MaxAge, journal.DefaultMaxAge)
 	switch {
 	case st.segs > 1 && st.closed+st.seg.size > int64(s.share(ctx)):
 		return true
-	case st.segs > 1 && !st.first.IsZero() && st.first.Before(now.Add(-age)):
+	case st.segs > 1 && !st.oldestEnd.IsZero() && st.oldestEnd.Before(now.Add(-age)):
 		return st.segs > 2 || st.changes >= minV // else the last segment alone cannot hold the versions always kept
 	}
 	return false

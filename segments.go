@@ -183,12 +183,12 @@ func (s *Store) loadLog(ctx context.Context, p string, appends bool) (*logState,
 	st.records = records
 	st.changes = changes(st.records)
 	switch {
-	case len(segs) == 1 && len(st.records) > 0:
-		st.first = st.records[0].Time
-	case len(segs) > 1:
-		// The first record's time starts the oldest segment's first line.
-		if c, err := s.b.Read(ctx, segs[0].name, 64); err == nil {
-			st.first, _ = journal.FirstTime(c.Data)
+	case len(segs) == 2 && len(st.records) > 0:
+		st.oldestEnd = st.records[0].Time
+	case len(segs) > 2:
+		// The first record's time starts the second segment's first line.
+		if c, err := s.b.Read(ctx, segs[1].name, 64); err == nil {
+			st.oldestEnd, _ = journal.FirstTime(c.Data)
 		}
 	}
 	return st, nil

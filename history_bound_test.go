@@ -50,8 +50,8 @@ func historyBytes(t *testing.T, dir string) int64 {
 // writes through one Store.
 func TestHistoryBoundedAsMade(t *testing.T) {
 	ctx := context.Background()
-	const bound = 8 << 20 // MaxBytes; each record is about 1.5 MB
-	const size = 512 << 10
+	const bound = 2 << 20 // MaxBytes; each record is about 400 KB
+	const size = 128 << 10
 	opts := &memory.Options{Now: feb26, History: memory.HistoryPolicy{MaxBytes: bound}}
 	check := func(t *testing.T, s *memory.Store, dir string, versions []string) {
 		t.Helper()
@@ -67,7 +67,7 @@ func TestHistoryBoundedAsMade(t *testing.T) {
 	t.Run("a fresh Store each write", func(t *testing.T) {
 		_, dir := open(t, opts)
 		var versions []string
-		for i := range 12 {
+		for i := range 10 {
 			s, err := memory.Open(dir, opts)
 			require.NoError(t, err)
 			text := percentMonth(i, size)
@@ -85,7 +85,7 @@ func TestHistoryBoundedAsMade(t *testing.T) {
 	t.Run("one Store", func(t *testing.T) {
 		s, dir := open(t, opts)
 		var versions []string
-		for i := range 12 {
+		for i := range 10 {
 			text := percentMonth(i, size)
 			require.NoError(t, s.Write(ctx, "episodes/2026-02.md", text))
 			versions = append(versions, memory.Version(text))
@@ -109,7 +109,7 @@ func TestHistoryBoundedAsMade(t *testing.T) {
 		require.NoError(t, os.RemoveAll(filepath.Join(dir, ".history", "episodes", "2026-02.md")))
 		f, err := os.Create(filepath.Join(dir, ".history", "episodes", "2026-02.md.log"))
 		require.NoError(t, err)
-		for written := 0; written < 80<<20; written += len(one) {
+		for written := 0; written < 65<<20; written += len(one) {
 			_, err := f.Write(one)
 			require.NoError(t, err)
 		}

@@ -245,7 +245,23 @@ func (s *Store) pruneSegments(ctx context.Context, h Held, p string) {
 	for _, seg := range segs {
 		total += seg.size
 	}
-	// The segments' records, newest first, counted for the versions kept.
+	// By size first, oldest first: a segment is read for its version
+	// alone.
+	dropped := 0
+	for _, seg := range segs[:len(segs)-1] {
+		if total <= share {
+			break
+		}
+		c, err := s.b.Read(ctx, seg.name, 4*s.logLimit())
+		if err != nil || cutShort(c) || h.Remove(ctx, seg.name, c.Version) != nil {
+			break // one too large to read has no version: Check reports it
+		}
+		total -= seg.size
+		dropped++
+	}
+	// Then by age: the records of the segments left, newest first,
+	// counted for the versions always kept.
+	segs = segs[dropped:]
 	type read struct {
 		first, last time.Time
 		changes     int
@@ -254,38 +270,36 @@ func (s *Store) pruneSegments(ctx context.Context, h Held, p string) {
 	}
 	info := make([]read, len(segs))
 	later := make([]int, len(segs)) // changes in the segments after each
-	for i := len(segs) - 1; i >= 0; i-- {
+	for i := len(segs) - 1; i >= 0 && len(segs) > 1; i-- {
 		if i < len(segs)-1 {
 			later[i] = later[i+1] + info[i+1].changes
 		}
 		rs, v, err := s.readSegment(ctx, segs[i], 4*s.logLimit())
 		if err != nil && !errors.Is(err, errLogTooLarge) {
-			return
+			break
 		}
 		info[i] = read{changes: changes(rs), version: v, ok: err == nil}
 		if len(rs) > 0 {
 			info[i].first, info[i].last = rs[0].Time, rs[len(rs)-1].Time
 		}
 	}
-	dropped := 0
+	aged := 0
 	for i, seg := range segs[:len(segs)-1] {
-		over := total > share
-		old := info[i].ok && info[i].last.Before(cutoff) && later[i] >= minV
-		if !over && !old || !info[i].ok {
+		if !info[i].ok || !info[i].last.Before(cutoff) || later[i] < minV {
 			break
 		}
 		if err := h.Remove(ctx, seg.name, info[i].version); err != nil {
 			break
 		}
 		total -= seg.size
-		dropped++
+		aged++
 	}
 	s.hist.put(p, nil)
-	if kept := segs[dropped:]; dropped > 0 && kept[len(kept)-1].n > 0 {
+	if kept := segs[aged:]; dropped+aged > 0 && kept[len(kept)-1].n > 0 {
 		last := kept[len(kept)-1]
 		sum := &logState{seg: last, segs: len(kept), closed: total - last.size}
 		if len(kept) > 1 {
-			sum.oldestEnd = info[dropped+1].first
+			sum.oldestEnd = info[aged+1].first
 		}
 		s.writeLast(ctx, h, p, sum)
 	}

@@ -161,3 +161,77 @@ func TestHistoryBoundedAsMade(t *testing.T) {
 		require.FileExists(t, filepath.Join(dir, firstSegment("facts/user.md")), "the new change in a segment")
 	})
 }
+
+// TestHistorySegmentsRewritten: on a backend that cannot append (each
+// change rewrites the last segment, as on S3), a log of many segments is
+// found by its summary through a fresh Store, which falls back to the
+// listing when the summary is behind, malformed or missing, and pruned
+// whole segments at a time within a small bound; every change is listed
+// once, from the version the one before made, and reads back.
+func TestHistorySegmentsRewritten(t *testing.T) {
+	ctx := context.Background()
+	m := newMemBackend()
+	opts := &memory.Options{Now: feb26, History: memory.HistoryPolicy{MaxBytes: 64 << 10}}
+	fresh := func() *memory.Store {
+		s, err := memory.OpenBackend(m, opts)
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	const path = "facts/user.md"
+	text := func(i int) string {
+		return fmt.Sprintf("# User\n\n> Summary: version %d\n\n%s- Counter: %d\n", i, strings.Repeat(fmt.Sprintf("- a fact line of version %d, some fifty bytes\n", i), 20), i)
+	}
+	const last = ".history/" + path + "/.last"
+	s := fresh()
+	n := 0
+	write := func(s *memory.Store) {
+		t.Helper()
+		require.NoError(t, s.Write(ctx, path, text(n)))
+		n++
+	}
+	for range 60 {
+		write(s)
+	}
+	summary, err := m.Read(ctx, last, -1)
+	require.NoError(t, err, "a log of several segments has its summary")
+	require.NotEqual(t, "1", strings.Fields(string(summary.Data))[0])
+	for _, bad := range []string{"1 1 0 - 1\n", "not a summary\n", ""} {
+		h, err := m.Lock(ctx, last)
+		require.NoError(t, err)
+		if bad == "" {
+			require.NoError(t, h.Remove(ctx, last, memory.Version(string(m.files[last]))))
+		} else {
+			_, err = h.Write(ctx, last, []byte(bad), memory.Version(string(m.files[last])))
+			require.NoError(t, err)
+		}
+		for range 3 {
+			write(fresh())
+		}
+	}
+	for range 40 {
+		write(fresh())
+	}
+	var logBytes int64
+	entries, err := m.List(ctx, ".history")
+	require.NoError(t, err)
+	for _, e := range entries {
+		logBytes += e.Size
+	}
+	require.LessOrEqual(t, logBytes, int64(64<<10+8<<10), "the log within its bound, but for the summary and the last segment's records")
+	h, err := fresh().History(ctx, path, nil)
+	require.NoError(t, err)
+	require.Greater(t, len(h), 5)
+	require.Equal(t, memory.Version(text(n-1)), h[0].New)
+	for i, c := range h {
+		if i > 0 {
+			require.Equal(t, h[i-1].Old, c.New, "each change from the version the one before made")
+		}
+		require.False(t, c.Pending)
+		for _, v := range []string{c.Old, c.New} {
+			got, err := s.ReadVersion(ctx, path, v)
+			require.NoError(t, err)
+			require.Equal(t, v, memory.Version(got))
+		}
+	}
+}

@@ -154,6 +154,36 @@ func (s *Store) readLog(ctx context.Context, p string) ([]journal.Record, error)
 	return records, nil
 }
 
+// segmentContent returns the content the memory file at p had at
+// version, from the newest segment that records it: each segment starts
+// with content whole, so one rebuilds every version it records, and a
+// recent version is read from the last segments alone. It returns an
+// error wrapping journal.ErrNoContent when no segment can.
+func (s *Store) segmentContent(ctx context.Context, p, version string) ([]byte, error) {
+	segs, err := s.segments(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	last := fmt.Errorf("%w: %s", journal.ErrNoContent, version)
+	for _, seg := range slices.Backward(segs) {
+		records, _, err := s.readSegment(ctx, seg, s.logLimit())
+		switch {
+		case errors.Is(err, errLogTooLarge):
+			continue
+		case err != nil:
+			return nil, err
+		}
+		b, err := journal.Content(records, version)
+		if err == nil {
+			return b, nil
+		}
+		if slices.ContainsFunc(records, func(r journal.Record) bool { return r.New == version && !journal.IsMark(r) }) {
+			last = err // a record of it that does not rebuild: said, unless an older one does
+		}
+	}
+	return nil, last
+}
+
 // loadLog reads what a change needs of the log of the memory file at p:
 // its segments' sizes, and the records of the last one (and its content,
 // when the lock cannot append: appends rewrite it).

@@ -235,3 +235,28 @@ func TestHistorySegmentsRewritten(t *testing.T) {
 		}
 	}
 }
+
+// TestReadVersionNewestSegments: ReadVersion reads a log from its newest
+// segment back and stops at the first that rebuilds the version: a recent
+// version reads back though an old segment cannot be read at all.
+func TestReadVersionNewestSegments(t *testing.T) {
+	ctx := context.Background()
+	s, dir := open(t, &memory.Options{Now: feb26})
+	leavesBroken(t, "an old segment of the log is a link to itself")
+	var versions []string
+	for i := range 60 {
+		text := factVersion(i, 3000)
+		require.NoError(t, s.Write(ctx, "facts/user.md", text))
+		versions = append(versions, memory.Version(text))
+	}
+	first := filepath.Join(dir, firstSegment("facts/user.md"))
+	_, err := os.Stat(filepath.Join(filepath.Dir(first), "00000003.log"))
+	require.NoError(t, err, "the log has several segments")
+	require.NoError(t, os.Remove(first))
+	require.NoError(t, os.Symlink("00000001.log", first))
+	got, err := s.ReadVersion(ctx, "facts/user.md", versions[58])
+	require.NoError(t, err)
+	require.Equal(t, factVersion(58, 3000), got)
+	_, err = s.ReadVersion(ctx, "facts/user.md", versions[0])
+	require.Error(t, err, "the oldest version was in the segment that cannot be read")
+}

@@ -71,6 +71,7 @@ func (s *Store) pruneAll(ctx context.Context) error {
 	if err != nil {
 		return hostErr(op, paths.HistoryDir, err)
 	}
+	s.logCount.Store(int64(max(len(files), 1))) // counted again, for the logs' shares
 	for _, p := range files {
 		t, err := s.resolve("read", p)
 		if err != nil {

@@ -268,8 +268,8 @@ func (s *Store) due(ctx context.Context, st *logState, now time.Time) bool {
 }
 
 // share is a log's share of the size all logs may take, from the number
-// of logs this Store last counted (once, then at each prune), and those
-// it made since.
+// of logs this Store last counted (once, then at each Compact; or as a
+// log's summary says), and those it made since.
 func (s *Store) share(ctx context.Context) int {
 	n := s.logCount.Load()
 	if n == 0 {

@@ -260,7 +260,8 @@ func (s *Store) pruneSegments(ctx context.Context, h Held, p string) {
 	if err != nil || len(segs) < 2 {
 		return
 	}
-	pol := s.logPolicy(ctx)
+	pol := s.policy(1)
+	pol.MaxBytes = s.share(ctx)
 	share := int64(pol.MaxBytes - pol.MaxBytes/4)
 	minV := pol.MinVersions
 	if minV <= 0 {

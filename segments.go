@@ -32,8 +32,9 @@ import (
 
 // segMin is the size from which a record that is written whole anyway
 // (every journal.FullEvery versions, or when a delta would be larger)
-// starts the next segment: on S3, a change reads and writes its
-// segment whole, up to about segMin and the records of one chain.
+// starts the next segment where the lock appends; a quarter of it where a
+// change rewrites its segment whole (S3), up to about that and the
+// records of one chain (closeAt).
 const segMin = 64 << 10
 
 // segDigits is the width of a segment's number in its name.

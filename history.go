@@ -17,7 +17,8 @@ import (
 // (commit) before it is made: when, what, who, the version before and after,
 // and the content after (whole, or as a delta of the content before), in a
 // log of the file's own under the hidden folder .history/ of the backend
-// that holds the file (".history/facts/user.md.log"). A crash between the
+// that holds the file, in segments (segments.go:
+// ".history/facts/user.md/00000001.log"). A crash between the
 // record and the change leaves a record of a change that did not land,
 // which the chain of versions tells apart (internal/journal); a change made
 // outside the library (an editor, `aws s3 cp`) is recorded, with the content
@@ -70,17 +71,15 @@ func (s *Store) pruneAll(ctx context.Context) error {
 	if err != nil {
 		return hostErr(op, paths.HistoryDir, err)
 	}
+	s.logCount.Store(int64(max(len(files), 1))) // counted again, for the logs' shares
 	for _, p := range files {
 		t, err := s.resolve("read", p)
 		if err != nil {
 			continue
 		}
 		err = s.locked(ctx, op, p, t.lockName(), func(ctx context.Context, h Held) error {
-			current, err := s.currentVersion(ctx, p)
-			if err == nil {
-				s.prune(ctx, h, p, current)
-			}
-			return err
+			s.pruneSegments(ctx, h, p)
+			return nil
 		})
 		if err != nil {
 			return err
@@ -185,7 +184,7 @@ func (s *Store) logged(ctx context.Context) ([]string, error) {
 // recorded.
 func (s *Store) changesOf(ctx context.Context, p string) ([]Change, error) {
 	const op = "history"
-	st, _, err := s.readLog(ctx, logName(p))
+	records, err := s.readLog(ctx, p)
 	if err != nil {
 		return nil, hostErr(op, p, fmt.Errorf("history: %w", err))
 	}
@@ -193,13 +192,13 @@ func (s *Store) changesOf(ctx context.Context, p string) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	landed := journal.Landed(st.records, current)
+	landed := journal.Landed(records, current)
 	out := make([]Change, 0, len(landed)+1)
-	for _, i := range landed {
-		r := st.records[i]
+	for _, i := range journal.Listed(records, landed) {
+		r := records[i]
 		out = append(out, Change{Time: r.Time, Path: p, Op: r.Op, Actor: r.Actor, Old: r.Old, New: r.New})
 	}
-	if end := journal.End(st.records, landed); end != current && len(st.records) > 0 {
+	if end := journal.End(records, landed); end != current && len(records) > 0 {
 		out = append(out, Change{Time: s.now().UTC(), Path: p, Op: journal.Outside, Old: end, New: current, Pending: true})
 	}
 	return out, nil
@@ -240,13 +239,12 @@ func (s *Store) versionContent(ctx context.Context, op string, t target, version
 	if version == "" {
 		return nil, modelErr(op, t.path, ErrNotFound, "the version is empty: a file that does not exist has no content", "; give one of the versions History lists")
 	}
-	st, _, err := s.readLog(ctx, logName(t.path))
-	if err != nil {
-		return nil, hostErr(op, t.path, fmt.Errorf("history: %w", err))
-	}
-	b, err := journal.Content(st.records, version)
+	b, err := s.segmentContent(ctx, t.path, version)
 	if err == nil {
 		return b, nil
+	}
+	if !errors.Is(err, journal.ErrNoContent) {
+		return nil, hostErr(op, t.path, fmt.Errorf("history: %w", err))
 	}
 	// The current content, recorded or not yet.
 	c, rerr := s.b.Read(ctx, t.path, readLimit)

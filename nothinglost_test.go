@@ -66,7 +66,11 @@ func worker(role, dir, id string, nStr string) error {
 		// Waits for the lock beside many others: the default LockTimeout.
 		return fairWorker(dir, id, n)
 	}
-	s, err := memory.Open(dir, &memory.Options{Now: feb26})
+	opts := &memory.Options{Now: feb26}
+	if role == "sealkill" {
+		opts.History.MaxBytes = sealKillBytes
+	}
+	s, err := memory.Open(dir, opts)
 	if err != nil {
 		return err
 	}
@@ -118,6 +122,8 @@ func worker(role, dir, id string, nStr string) error {
 			return err
 		}
 		return json.NewEncoder(os.Stdout).Encode(map[string]any{"files": files, "index": msg})
+	case "sealkill":
+		return sealKillWorker(ctx, s)
 	case "crash":
 		// Writes versions of facts/user.md and appends entries, forever,
 		// each sequence going on from what is on disk; a line on stdout
@@ -370,7 +376,7 @@ func crashHistory(t *testing.T, s *memory.Store, dir string, k int, all bool, ve
 		seen[c.Path] = true
 		h, err := s.History(ctx, c.Path, nil)
 		require.NoError(t, err)
-		unlanded += strings.Count(readFile(t, dir, ".history/"+c.Path+".log"), "\n") - len(h)
+		unlanded += strings.Count(logText(t, dir, c.Path), "\n") - len(h)
 		text, err := s.Read(ctx, c.Path)
 		require.NoError(t, err)
 		require.Equal(t, memory.Version(text), h[0].New, "kill %d: %s: the last record makes the current content", k, c.Path)

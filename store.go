@@ -12,6 +12,7 @@ import (
 	"path"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mdmemory/memory/internal/factguard"
@@ -185,11 +186,12 @@ type Store struct {
 
 	search index // the keyword index, brought up to date before each search
 
-	headsMu sync.Mutex
-	heads   map[string]cachedHead // what List read of each file, by path; released with the index
-	facts   factCache             // the fact guard's parsed versions of the fact files (factguard.go)
-	docs    docCache              // the structure of the files the Store's appends made
-	hist    logs                  // the history's logs the Store wrote (history.go)
+	headsMu  sync.Mutex
+	heads    map[string]cachedHead // what List read of each file, by path; released with the index
+	facts    factCache             // the fact guard's parsed versions of the fact files (factguard.go)
+	docs     docCache              // the structure of the files the Store's appends made
+	hist     logs                  // the history's logs the Store wrote (history.go)
+	logCount atomic.Int64          // the logs there are, as last counted (0: not yet), for their share of the bound
 
 	toolsOnce sync.Once
 	tools     []Tool   // the tool definitions, made on first use (toolSet); a Session binds them
@@ -543,10 +545,12 @@ type HistoryPolicy struct {
 	MinVersions int
 	// MaxBytes bounds the size of all the logs of a backend together: each
 	// log gets its share, its oldest versions going first, never the
-	// current one. A Store looks at a log's size every 32 changes it
-	// makes to the file, and at Compact; a log found over its share is
-	// pruned to three quarters of it, so that it is not pruned again at
-	// its next change. 0 means 64 MiB.
+	// current one. A log's size is judged as each record is appended to
+	// it (and at Compact): a log over its share has its oldest segments
+	// removed at once, to three quarters of it, so that it is not pruned
+	// again at its next change, and no log passes its share by more than
+	// its last segment (a quarter of the share at most, and one record).
+	// 0 means 64 MiB.
 	MaxBytes int64
 }
 
@@ -557,17 +561,21 @@ const defaultHistoryBytes = 64 << 20
 // the log is the size it was.
 type logs struct {
 	mu sync.Mutex
-	by map[string]*logState // by log name
+	by map[string]*logState // by the path of the memory file
 }
 
 // maxLogs bounds the logs a Store remembers; it forgets them all past it.
 const maxLogs = 64
 
 type logState struct {
-	size    int64
-	records []journal.Record
-	changes int // the records of changes, their marks left out
-	since   int // changes this Store recorded since it read, pruned or sized up the log
+	seg       segment          // the log's last segment (n 0: none yet, or only a log of the earlier layout)
+	records   []journal.Record // its records
+	known     *segData         // its content and version, where the Store rewrites it (a backend that cannot append); nil when not kept
+	unread    bool             // it was too large to read: the next record starts a segment
+	closed    int64            // the size of the segments before it, together
+	segs      int              // the log's segments, the last included
+	oldestEnd time.Time        // the oldest segment's records were all made before: the next segment's first record's time; zero when not known, or one segment
+	changes   int              // the records of changes in the last segment, their marks left out
 
 	// end is the version the log's landed records end at (journal.End of
 	// journal.Landed), when endKnown: after this Store's own mark said its

@@ -47,7 +47,8 @@ import (
 // directly, as `aws s3 cp` or a person's editor would), the facts budget,
 // the conversations' version tokens, WriteIf, two Stores appending at once,
 // Compact, world topics that two agents on Backends of their own share
-// through a third (Options.World), and Close. When a case ends, each of
+// through a third (Options.World), Forget (no byte of the text left on
+// the Backend, the history still read), and Close. When a case ends, each of
 // its Stores runs [memory.Store.Check] on the memory left, which must find
 // nothing (text outside a fact file's bullets aside).
 //
@@ -99,6 +100,8 @@ var cases = []testCase{
 	{"Compact", testCompact},
 	{"SharedWorld", testSharedWorld},
 	{"SharedWorldBudget", testSharedWorldBudget},
+	{"Forget", testForget},
+	{"ForgetWorld", testForgetWorld},
 	{"Close", testClose},
 }
 

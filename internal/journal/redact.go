@@ -88,7 +88,7 @@ func bare(line []byte) bool {
 // and the text goes with it.
 //
 // Redact takes time linear in the size of the records, and memory for the
-// content of each version they make.
+// content of the versions a later delta still starts from: one or two.
 func Redact(records []Record, text []byte, starts []int) ([]Record, []int) {
 	if len(text) == 0 {
 		return records, nil
@@ -99,6 +99,14 @@ func Redact(records []Record, text []byte, starts []int) ([]Record, []int) {
 		seg      int
 	}
 	latest := make(map[string]*version) // by name: the content of the latest record making it
+	// A version's content is kept while a later delta may start from it:
+	// up to the last record whose old version it is.
+	lastUse := make(map[string]int)
+	for i, r := range records {
+		if !IsMark(r) && r.New != "" && !r.Full {
+			lastUse[r.Old] = i
+		}
+	}
 	out := slices.Clone(records)
 	var held []int
 	seg := 0
@@ -121,6 +129,9 @@ func Redact(records []Record, text []byte, starts []int) ([]Record, []int) {
 		var base *version
 		if !r.Full {
 			base = latest[r.Old]
+			if lastUse[r.Old] == i {
+				delete(latest, r.Old)
+			}
 		}
 		v := &version{seg: seg}
 		if r.Full || base != nil && base.ok {
@@ -134,6 +145,7 @@ func Redact(records []Record, text []byte, starts []int) ([]Record, []int) {
 		}
 		if !v.ok {
 			latest[r.New] = v
+			v.raw = nil
 			if holds(r.Body, text) {
 				r.Full, r.Body, r.Redacted = true, string(diff.Delta(nil, nil)), Version(nil)
 				changed = true
@@ -160,7 +172,9 @@ func Redact(records []Record, text []byte, starts []int) ([]Record, []int) {
 		if !own {
 			v.red = v.raw // one copy
 		}
-		latest[r.New] = v
+		if _, used := lastUse[r.New]; used {
+			latest[r.New] = v
+		}
 		if changed {
 			held = append(held, i)
 		}

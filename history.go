@@ -199,7 +199,7 @@ func (s *Store) changesOf(ctx context.Context, p string) ([]Change, error) {
 	}
 	landed := journal.Landed(st.records, current)
 	out := make([]Change, 0, len(landed)+1)
-	for _, i := range landed {
+	for _, i := range journal.Listed(st.records, landed) {
 		r := st.records[i]
 		out = append(out, Change{Time: r.Time, Path: p, Op: r.Op, Actor: r.Actor, Old: r.Old, New: r.New, Redacted: r.Redacted != ""})
 	}

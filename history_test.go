@@ -437,12 +437,20 @@ func TestHistoryPruning(t *testing.T) {
 		require.Equal(t, versions[len(versions)-1], h[0].New, "the current version is kept")
 		out := map[int]bool{}
 		for _, c := range h {
-			i := slices.Index(versions, c.New)
-			require.GreaterOrEqual(t, i, 0)
-			out[i] = true
-			got, err := s.ReadVersion(ctx, "facts/user.md", c.New)
-			require.NoError(t, err, "version %d kept, and readable", i)
-			require.Equal(t, factVersion(i, len(got)), got)
+			// The oldest version kept is named as the version before the
+			// oldest change listed: the record that made it is the pruned
+			// log's base.
+			for _, v := range []string{c.Old, c.New} {
+				if v == "" {
+					continue // the change that created the file
+				}
+				i := slices.Index(versions, v)
+				require.GreaterOrEqual(t, i, 0)
+				out[i] = true
+				got, err := s.ReadVersion(ctx, "facts/user.md", v)
+				require.NoError(t, err, "version %d kept, and readable", i)
+				require.Equal(t, factVersion(i, len(got)), got)
+			}
 		}
 		for i, v := range versions {
 			if !out[i] {

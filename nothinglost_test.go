@@ -125,6 +125,8 @@ func worker(role, dir, id string, nStr string) error {
 			return err
 		}
 		return json.NewEncoder(os.Stdout).Encode(map[string]any{"files": files, "index": msg})
+	case "sealkill":
+		return sealKillWorker(ctx, s)
 	case "crash":
 		// Writes versions of facts/user.md and appends entries, forever,
 		// each sequence going on from what is on disk; a line on stdout

@@ -85,6 +85,28 @@ func Landed(records []Record, current string) []int {
 	return out
 }
 
+// Listed returns the landed records (as [Landed] gives them) whose
+// changes a history lists: each one's version before and after can be
+// read back. A log that [Prune] cut starts with the oldest version it
+// keeps, made by a record whose version before went with the records cut:
+// that record is the log's base, whose version after the next change
+// names as its version before, and is left out.
+func Listed(records []Record, landed []int) []int {
+	if len(landed) == 0 {
+		return landed
+	}
+	first := records[landed[0]]
+	if first.Old == "" {
+		return landed
+	}
+	for _, r := range records[:landed[0]] {
+		if r.New == first.Old && !IsMark(r) {
+			return landed
+		}
+	}
+	return landed[1:]
+}
+
 // confirmed is the weight in a chain of a record a mark says landed.
 const confirmed = 1 << 20
 

@@ -225,3 +225,19 @@ func TestNewRecord(t *testing.T) {
 		require.True(t, r.Full)
 	})
 }
+
+// TestListed: a log whose start pruning cut leaves out its base record,
+// whose version before it no longer holds; a log from the file's creation,
+// or whose first record's version before an earlier record makes, keeps
+// them all.
+func TestListed(t *testing.T) {
+	chain := []journal.Record{rec("", "A"), rec("A", "B"), rec("B", "C")}
+	require.Equal(t, []int{0, 1, 2}, journal.Listed(chain, journal.Landed(chain, v("C"))))
+	pruned := journal.Prune(chain, v("C"), t0.Add(time.Hour), journal.Policy{MinVersions: 2, MaxAge: time.Nanosecond})
+	require.Len(t, pruned, 2)
+	require.Equal(t, []int{1}, journal.Listed(pruned, journal.Landed(pruned, v("C"))))
+	notLanded := []journal.Record{rec("", "A"), rec("A", "X"), rec("A", "B")}
+	require.Equal(t, []int{0, 2}, journal.Listed(notLanded, journal.Landed(notLanded, v("B"))))
+	require.Equal(t, []int{2}, journal.Listed(notLanded, []int{2}), "a version before that an earlier record makes")
+	require.Empty(t, journal.Listed(nil, nil))
+}

@@ -55,7 +55,10 @@ type Place struct {
 // forget. Each file that held text is changed as a change of its own,
 // operation "forget", recorded without the text and held to none of the
 // rules of what a change may add (the budgets, the fact guard, the secret
-// guard): it only takes text away.
+// guard): it only takes text away. A file in facts/, episodes/ or world/
+// that is no memory file of this store (a fact file its options no longer
+// name, a file a person put there) loses the text too, without a record:
+// no history keeps it.
 //
 // Then every version the history keeps is rewritten without it: a
 // version keeps its name in [Store.History], so that the chain of versions
@@ -212,7 +215,10 @@ func linesOf(data, text []byte) []int {
 
 // memoryFiles returns every memory file of the store, on each backend:
 // those a listing shows, the archived originals and parts included, and
-// the root's files.
+// the root's files. A file in one of the memory's folders that is no
+// memory file of this store (a fact file its options no longer name, a
+// file a person put there) is a target of its own, stray: it has no
+// history, and is changed without a record.
 func (s *Store) memoryFiles(ctx context.Context) ([]target, error) {
 	entries, err := s.b.List(ctx, "")
 	if err != nil {
@@ -222,6 +228,8 @@ func (s *Store) memoryFiles(ctx context.Context) ([]target, error) {
 	for _, e := range entries {
 		if t, err := s.resolve("read", e.Name); err == nil {
 			out = append(out, t)
+		} else if folder, _, _ := strings.Cut(e.Name, "/"); folder == paths.FactsDir || folder == paths.EpisodesDir || folder == paths.WorldDir {
+			out = append(out, target{path: e.Name, fact: -1, stray: true})
 		}
 	}
 	return out, nil
@@ -240,6 +248,9 @@ func (s *Store) forgetFile(ctx context.Context, t target, text []byte) (string, 
 	if err != nil || !bytes.Contains(data, text) {
 		return "", err
 	}
+	if t.stray {
+		return s.forgetStray(ctx, t, text)
+	}
 	var was string
 	_, err = s.update(ctx, opForget, t, nil, func(_ context.Context, _ Held, old []byte) ([]byte, error) {
 		out, n := journal.Scrub(old, text)
@@ -256,6 +267,29 @@ func (s *Store) forgetFile(ctx context.Context, t target, text []byte) (string, 
 		return "", err
 	}
 	return was, nil
+}
+
+// forgetStray takes text out of the stray file t, a text file no history
+// keeps, by a write through the lock only if it is unchanged since read;
+// it returns the version it had.
+func (s *Store) forgetStray(ctx context.Context, t target, text []byte) (string, error) {
+	var was string
+	err := s.locked(ctx, opForget, t.path, t.path, func(ctx context.Context, h Held) error {
+		data, v, err := s.readFile(ctx, opForget, t)
+		if err != nil {
+			return err
+		}
+		out, n := journal.Scrub(data, text)
+		if n == 0 {
+			return nil
+		}
+		if _, err := h.Write(ctx, t.path, out, v); err != nil {
+			return hostErr(opForget, t.path, err)
+		}
+		was = versionOf(data)
+		return nil
+	})
+	return was, err
 }
 
 // allLogs returns the memory files that have a history, on every backend:

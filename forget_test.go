@@ -89,7 +89,7 @@ func TestForgetEverywhere(t *testing.T) {
 	s, dir := open(t, opts)
 	leavesBroken(t, "facts/old.md and its log stay when the store no longer names the fact file")
 	require.NoError(t, s.Write(ctx, "facts/old.md", "# Old\n\n> Summary: old\n\n- About "+forgotten+"\n"))
-	require.NoError(t, s.Write(ctx, "facts/old.md", "# Old\n\n> Summary: old\n\n- Nothing\n"))
+	require.NoError(t, s.Write(ctx, "facts/old.md", "# Old\n\n> Summary: old\n\n- Nothing\n- Else: "+forgotten+"\n"))
 	require.NoError(t, s.Close())
 
 	// facts/old.md is no fact file of this store: its log stays.
@@ -114,7 +114,7 @@ func TestForgetEverywhere(t *testing.T) {
 			now[p.Path] = true
 		}
 	}
-	require.Equal(t, map[string]bool{"facts/user.md": true, "episodes/2026-02.md": true, "world/family.md": true, "persona.md": true, "episodes/archive/2026-01.md": true}, now)
+	require.Equal(t, map[string]bool{"facts/old.md": true, "facts/user.md": true, "episodes/2026-02.md": true, "world/family.md": true, "persona.md": true, "episodes/archive/2026-01.md": true}, now)
 
 	n, err := s.Forget(ctx, forgotten)
 	require.NoError(t, err)
@@ -127,6 +127,7 @@ func TestForgetEverywhere(t *testing.T) {
 	persona, err := s.Persona(ctx)
 	require.NoError(t, err)
 	require.Equal(t, "# Persona\n\nKnows of .\n", persona)
+	require.Equal(t, "# Old\n\n> Summary: old\n\n- Nothing\n- Else: \n", readFile(t, dir, "facts/old.md"), "a file of the folder no history keeps")
 	user, err := s.Read(ctx, "facts/user.md")
 	require.NoError(t, err)
 	require.Contains(t, user, "\n- Family: \n- Likes: tea\n")

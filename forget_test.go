@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -308,4 +309,70 @@ func BenchmarkForgetYear(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(changes), "changes")
+}
+
+// TestForgetFaults: a backend that fails makes Forget and Locate fail with
+// its error, and a second Forget then finishes the work; a log write that
+// loses a race is made again.
+func TestForgetFaults(t *testing.T) {
+	ctx := context.Background()
+	f := newFaulty(t)
+	s, err := memory.OpenBackend(f, &memory.Options{Now: feb26})
+	require.NoError(t, err)
+	require.NoError(t, s.Write(ctx, "facts/user.md", "# User\n\n> Summary: who\n\n- Family: "+forgotten+"\n"))
+	require.NoError(t, s.Append(ctx, "facts/user.md", "- Likes: tea", ""))
+	injected := errors.New("injected")
+	for _, dir := range []string{"", ".history", ".cache"} {
+		f.list = func(d string) error {
+			if d == dir {
+				return injected
+			}
+			return nil
+		}
+		_, err := s.Forget(ctx, forgotten)
+		require.ErrorIs(t, err, injected, "listing %q", dir)
+		if dir != ".cache" {
+			_, err = s.Locate(ctx, forgotten)
+			require.ErrorIs(t, err, injected, "listing %q", dir)
+		}
+	}
+	f.list = nil
+	require.NoError(t, s.Write(ctx, "facts/user.md", "# User\n\n> Summary: who\n\n- Family: "+forgotten+"\n"))
+
+	// The file's write, then the log's, fail.
+	for _, name := range []string{"facts/user.md", ".history/facts/user.md.log"} {
+		f.write = func(n string, _ int) error {
+			if n == name {
+				return injected
+			}
+			return nil
+		}
+		_, err := s.Forget(ctx, forgotten)
+		require.ErrorIs(t, err, injected, name)
+		places, err := s.Locate(ctx, forgotten)
+		require.NoError(t, err)
+		require.NotEmpty(t, places, "after a failed write of %s the text is still found", name)
+	}
+	// The log's write loses a race, once.
+	lost := 0
+	f.write = func(n string, _ int) error {
+		if n == ".history/facts/user.md.log" && lost == 0 {
+			lost++
+			return fmt.Errorf("injected: %w", memory.ErrChanged)
+		}
+		return nil
+	}
+	n, err := s.Forget(ctx, forgotten)
+	require.NoError(t, err)
+	require.NotZero(t, n)
+	require.Equal(t, 1, lost)
+	places, err := s.Locate(ctx, forgotten)
+	require.NoError(t, err)
+	require.Empty(t, places)
+
+	require.NoError(t, s.Close())
+	_, err = s.Forget(ctx, forgotten)
+	require.ErrorIs(t, err, memory.ErrClosed)
+	_, err = s.Locate(ctx, forgotten)
+	require.ErrorIs(t, err, memory.ErrClosed)
 }

@@ -102,6 +102,15 @@ func redactCheck(t testing.TB, s *sim, text string, every int) {
 			}
 		}
 	}
+	// Pruned after, the versions kept still read without it.
+	pruned := journal.Prune(out, cur, s.now, journal.Policy{MinVersions: 2, MaxAge: time.Hour})
+	for _, i := range journal.Landed(pruned, cur) {
+		if r := pruned[i]; r.New != "" {
+			got, err := journal.Content(pruned, r.New)
+			require.NoError(t, err, "pruned, %s", r.New)
+			require.NotContains(t, string(got), text)
+		}
+	}
 	again, held := journal.Redact(out, []byte(text), starts)
 	require.Empty(t, held)
 	require.Equal(t, out, again)

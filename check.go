@@ -617,8 +617,9 @@ func (c *checker) history(ctx context.Context) error {
 // log checks the log e, the history of the memory file at p.
 func (c *checker) log(ctx context.Context, e Entry, p string) error {
 	name := e.Name
-	if e.Size <= maxLog {
-		got, ok, err := c.readable(ctx, name, maxLog)
+	limit := c.s.logLimit()
+	if e.Size <= limit {
+		got, ok, err := c.readable(ctx, name, limit)
 		if err != nil || !ok {
 			return err
 		}
@@ -627,7 +628,7 @@ func (c *checker) log(ctx context.Context, e Entry, p string) error {
 			return c.records(ctx, name, p, got.Data)
 		}
 	}
-	c.add(name, 0, fmt.Sprintf("the history of %s is %s bytes, more than the %s the library reads of a log: its versions cannot be read or restored, and the changes of %s go unrecorded until it is smaller", p, thousands64(e.Size), thousands(maxLog), p),
+	c.add(name, 0, fmt.Sprintf("the history of %s is %s bytes, more than the %s the library reads of a log: its versions cannot be read or restored, and the changes of %s are refused until it is smaller", p, thousands64(e.Size), thousands64(limit), p),
 		"Move it out of .history/ (keep it if its old versions matter): the library starts a new history of "+p+" at its next change.")
 	return nil
 }

@@ -492,7 +492,7 @@ func TestCheckHistory(t *testing.T) {
 	require.NoError(t, err)
 	requireFindings(t, findings,
 		want{path: ".history/episodes/2026-02.md.log", line: 1, problem: "line 1 of the history of episodes/2026-02.md is not a record", fix: "Put the log back from a backup"},
-		want{path: ".history/facts/memory.md.log", problem: "the history of facts/memory.md is 268,435,457 bytes, more than the 67,108,864 the library reads of a log", fix: "Move it out of .history/"},
+		want{path: ".history/facts/memory.md.log", problem: "the history of facts/memory.md is 268,435,457 bytes, more than the 75,497,472 the library reads of a log", fix: "Move it out of .history/"},
 		want{path: ".history/facts/notes.md.log", warning: true, problem: "not the history of a memory file of this store", fix: "Options.FactFiles"},
 		want{path: ".history/facts/user.md.log", line: 1, problem: "the version " + memory.Version(readFile(t, dir, "facts/user.md")) + " of facts/user.md, recorded 2026-02-26T09:30:00Z, cannot be rebuilt", fix: "from a backup"},
 	)

@@ -189,7 +189,7 @@ func (s *Store) logged(ctx context.Context) ([]string, error) {
 // recorded.
 func (s *Store) changesOf(ctx context.Context, p string) ([]Change, error) {
 	const op = "history"
-	st, _, err := s.readLog(ctx, logName(p))
+	st, _, err := s.readLog(ctx, logName(p), s.logLimit())
 	if err != nil {
 		return nil, hostErr(op, p, fmt.Errorf("history: %w", err))
 	}
@@ -244,7 +244,7 @@ func (s *Store) versionContent(ctx context.Context, op string, t target, version
 	if version == "" {
 		return nil, modelErr(op, t.path, ErrNotFound, "the version is empty: a file that does not exist has no content", "; give one of the versions History lists")
 	}
-	st, _, err := s.readLog(ctx, logName(t.path))
+	st, _, err := s.readLog(ctx, logName(t.path), s.logLimit())
 	if err != nil {
 		return nil, hostErr(op, t.path, fmt.Errorf("history: %w", err))
 	}

@@ -491,9 +491,9 @@ func TestHistoryPruning(t *testing.T) {
 	})
 	t.Run("MaxBytes", func(t *testing.T) {
 		// Versions of 3 KB, each written whole (no line in common), under
-		// a cap of 16 KB for all logs: right after the prune at the 32nd
-		// write (the Store looks at the log's size every 32 changes) the
-		// log is within it, whatever MinVersions says.
+		// a cap of 16 KB for all logs: the log's size is judged at each
+		// record, so after 32 writes the log is within it, whatever
+		// MinVersions says.
 		const cap = 16 << 10
 		clk := newClock()
 		s, dir := open(t, &memory.Options{Now: clk.Now, History: memory.HistoryPolicy{MaxBytes: cap}})

@@ -83,25 +83,37 @@ func histOp(c *change) string {
 	return "write"
 }
 
-// maxLog bounds how much of a log the library reads: a log a person (or a
-// bug) made larger is history that cannot be read, which Check reports,
-// and a change of its file prunes it first.
+// maxLog is the least of a log the library reads: a log a person (or a
+// bug) made larger than logLimit is history that cannot be read, which
+// Check reports; pruning reads up to four times as much, to bring a log
+// over its bound back within it.
 const maxLog = 64 << 20
 
-// errLogTooLarge is the error of a log larger than maxLog.
+// errLogTooLarge is the error of a log larger than the library reads.
 var errLogTooLarge = errors.New("log too large")
 
-// readLog reads and decodes the log at name: its records, size and
-// version; none when it does not exist.
-func (s *Store) readLog(ctx context.Context, name string) (*logState, string, error) {
-	c, err := s.b.Read(ctx, name, maxLog)
+// logLimit is how much of a log a change, History and ReadVersion read: a
+// log the library keeps within the size all logs may take always fits,
+// with a record more, however large the records (a record is bounded by
+// journal.MaxLine).
+func (s *Store) logLimit() int64 {
+	return max(maxLog, s.historyBytes()+journal.MaxLine)
+}
+
+// historyBytes is the size all logs together may take.
+func (s *Store) historyBytes() int64 { return cmp.Or(s.opts.History.MaxBytes, defaultHistoryBytes) }
+
+// readLog reads and decodes the log at name, up to limit bytes: its
+// records, size and version; none when it does not exist.
+func (s *Store) readLog(ctx context.Context, name string, limit int64) (*logState, string, error) {
+	c, err := s.b.Read(ctx, name, limit)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return &logState{}, "", nil
 	case err != nil:
 		return nil, "", err
 	case cutShort(c):
-		return nil, "", fmt.Errorf("%w: %s is %s bytes, more than the %s the library reads of a log", errLogTooLarge, name, thousands64(c.Size), thousands(maxLog))
+		return nil, "", fmt.Errorf("%w: %s is %s bytes, more than the %s the library reads of a log", errLogTooLarge, name, thousands64(c.Size), thousands64(limit))
 	}
 	records, _ := journal.Decode(c.Data) // a line that does not parse is skipped; Check reports it
 	return &logState{size: c.Size, records: records, changes: changes(records)}, c.Version, nil
@@ -117,7 +129,7 @@ func (s *Store) logOf(ctx context.Context, h Held, name string) (*logState, erro
 			return st, nil
 		}
 	}
-	st, _, err := s.readLog(ctx, name)
+	st, _, err := s.readLog(ctx, name, s.logLimit())
 	if err != nil {
 		return nil, err
 	}
@@ -136,9 +148,12 @@ func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record,
 	name := logName(c.t.path)
 	st, err := s.logOf(ctx, h, name)
 	if errors.Is(err, errLogTooLarge) {
-		// A log someone made larger than the library reads: its file's
-		// changes go unrecorded, rather than fail, and Check reports it.
-		return nil, nil
+		// A log someone (or a bug) made larger than the library reads:
+		// pruned first, so that the change is recorded, not made without
+		// its record. One still too large refuses the change; Check
+		// reports it.
+		s.prune(ctx, h, c.t.path, version(c.old))
+		st, err = s.logOf(ctx, h, name)
 	}
 	if err != nil {
 		return nil, hostErr(c.op, c.t.path, fmt.Errorf("history: %w", err))
@@ -173,7 +188,10 @@ func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record,
 	}
 	// A log whose last line a crash cut gets a newline first, and is then
 	// not this size: the next change reads it again.
-	next := &logState{size: st.size + int64(len(line)), records: records, changes: st.changes + len(add), since: st.since + len(add)}
+	next := &logState{size: st.size + int64(len(line)), records: records, changes: st.changes + len(add)}
+	if st.size == 0 {
+		s.logCount.Add(1) // a new log: the others' share is smaller
+	}
 	due := s.due(ctx, next, h, now)
 	s.hist.put(name, next)
 	if due {
@@ -205,27 +223,27 @@ func (s *Store) mark(ctx context.Context, h Held, c *change, r *journal.Record, 
 		return
 	}
 	if st := s.hist.get(name); st != nil {
-		next := &logState{size: st.size + int64(len(line)), records: append(st.records, m), changes: st.changes, since: st.since}
+		next := &logState{size: st.size + int64(len(line)), records: append(st.records, m), changes: st.changes}
 		next.end, next.endKnown = r.New, op == journal.MarkLanded
 		s.hist.put(name, next)
 	}
 }
 
-// pruneEvery is how many changes a log gains in one Store between two
-// looks at its share of the size all logs may take.
+// pruneEvery is how many changes more than the versions always kept a
+// log holds before its age is looked at.
 const pruneEvery = 32
 
-// due reports whether the log st is to be pruned now, so that pruning,
-// which reads and rewrites the whole log, comes only once enough of it can
-// go:
+// due reports whether the log st, with the record just appended, is to be
+// pruned now. Its size is judged at each record, as the record is made,
+// so that no log passes its share of the size all logs may take by more
+// than the record; its age only once enough of it can go, since pruning
+// reads and rewrites the whole log:
 //
+//   - it is larger than its share of the size all logs may take;
 //   - it holds pruneEvery more changes than the versions always kept, and
 //     its first record and a quarter of its records (at least pruneEvery)
 //     are past the age kept, whatever Store wrote them (a command that
 //     makes one change and exits);
-//   - it gained pruneEvery changes since this Store last looked, and is
-//     larger than its share of the size all logs may take (which lists
-//     them);
 //   - it is larger than a log the backend rewrites at each change (S3)
 //     should be.
 func (s *Store) due(ctx context.Context, st *logState, h Held, now time.Time) bool {
@@ -235,17 +253,27 @@ func (s *Store) due(ctx context.Context, st *logState, h Held, now time.Time) bo
 	switch {
 	case !appends && st.size > rewriteMax:
 		return true
+	case st.size > int64(s.share(ctx)):
+		return true
 	case st.changes > minV+pruneEvery && st.records[0].Time.Before(now.Add(-age)) && st.records[max(pruneEvery, len(st.records)/4)-1].Time.Before(now.Add(-age)):
 		// The first record too: pruning keeps every version from the
 		// first within the age on, and records made while the clock was
 		// ahead would otherwise have every change read the log to keep
 		// it as it is.
 		return true
-	case st.since >= pruneEvery:
-		st.since = 0
-		return st.size > int64(s.logPolicy(ctx).MaxBytes)
 	}
 	return false
+}
+
+// share is a log's share of the size all logs may take, from the number
+// of logs this Store last counted (once, then at each prune), and those
+// it made since.
+func (s *Store) share(ctx context.Context) int {
+	n := s.logCount.Load()
+	if n == 0 {
+		return s.logPolicy(ctx).MaxBytes
+	}
+	return s.policy(int(n)).MaxBytes
 }
 
 // logPolicy is the journal's policy for one log, its share of the size
@@ -253,7 +281,8 @@ func (s *Store) due(ctx context.Context, st *logState, h Held, now time.Time) bo
 func (s *Store) logPolicy(ctx context.Context) journal.Policy {
 	n := 1
 	if all, err := s.b.List(ctx, paths.HistoryDir); err == nil {
-		n = len(all)
+		n = max(len(all), 1)
+		s.logCount.Store(int64(n))
 	}
 	return s.policy(n)
 }
@@ -296,14 +325,14 @@ func (s *Store) appendLog(ctx context.Context, h Held, name string, line []byte,
 		}
 	}
 	for lost := 0; ; lost++ {
-		c, err := s.b.Read(ctx, name, maxLog)
+		c, err := s.b.Read(ctx, name, s.logLimit())
 		var log []byte
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
 			return err
 		case cutShort(c):
-			return fmt.Errorf("%s is over %s bytes", name, thousands(maxLog))
+			return fmt.Errorf("%s is over %s bytes", name, thousands64(s.logLimit()))
 		default:
 			log = c.Data
 		}
@@ -323,11 +352,7 @@ func (s *Store) appendLog(ctx context.Context, h Held, name string, line []byte,
 // policy is the journal's policy for one of n logs.
 func (s *Store) policy(n int) journal.Policy {
 	p := s.opts.History
-	total := p.MaxBytes
-	if total == 0 {
-		total = defaultHistoryBytes
-	}
-	return journal.Policy{MaxAge: p.MaxAge, MinVersions: p.MinVersions, MaxBytes: int(total / int64(max(n, 1)))}
+	return journal.Policy{MaxAge: p.MaxAge, MinVersions: p.MinVersions, MaxBytes: int(s.historyBytes() / int64(max(n, 1)))}
 }
 
 // prune rewrites the log of the file at p without the records the policy
@@ -336,7 +361,7 @@ func (s *Store) policy(n int) journal.Policy {
 // log as it was, for the next time.
 func (s *Store) prune(ctx context.Context, h Held, p, current string) {
 	name := logName(p)
-	st, v, err := s.readLog(ctx, name)
+	st, v, err := s.readLog(ctx, name, 4*s.logLimit())
 	if err != nil || st.size == 0 {
 		return
 	}

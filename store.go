@@ -12,6 +12,7 @@ import (
 	"path"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mdmemory/memory/internal/factguard"
@@ -174,11 +175,12 @@ type Store struct {
 
 	search index // the keyword index, brought up to date before each search
 
-	headsMu sync.Mutex
-	heads   map[string]cachedHead // what List read of each file, by path; released with the index
-	facts   factCache             // the fact guard's parsed versions of the fact files (factguard.go)
-	docs    docCache              // the structure of the files the Store's appends made
-	hist    logs                  // the history's logs the Store wrote (history.go)
+	headsMu  sync.Mutex
+	heads    map[string]cachedHead // what List read of each file, by path; released with the index
+	facts    factCache             // the fact guard's parsed versions of the fact files (factguard.go)
+	docs     docCache              // the structure of the files the Store's appends made
+	hist     logs                  // the history's logs the Store wrote (history.go)
+	logCount atomic.Int64          // the logs there are, as last counted (0: not yet), for their share of the bound
 
 	toolsOnce sync.Once
 	tools     []Tool   // the tool definitions, made on first use (toolSet); a Session binds them
@@ -542,10 +544,11 @@ type HistoryPolicy struct {
 	MinVersions int
 	// MaxBytes bounds the size of all the logs of a backend together: each
 	// log gets its share, its oldest versions going first, never the
-	// current one. A Store looks at a log's size every 32 changes it
-	// makes to the file, and at Compact; a log found over its share is
-	// pruned to three quarters of it, so that it is not pruned again at
-	// its next change. 0 means 64 MiB.
+	// current one. A log's size is judged as each record is appended to
+	// it (and at Compact): a log over its share is pruned at once, to
+	// three quarters of it, so that it is not pruned again at its next
+	// change, and no log passes its share by more than one record. 0
+	// means 64 MiB.
 	MaxBytes int64
 }
 
@@ -566,7 +569,6 @@ type logState struct {
 	size    int64
 	records []journal.Record
 	changes int // the records of changes, their marks left out
-	since   int // changes this Store recorded since it read, pruned or sized up the log
 
 	// end is the version the log's landed records end at (journal.End of
 	// journal.Landed), when endKnown: after this Store's own mark said its

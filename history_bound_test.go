@@ -1,0 +1,124 @@
+package memory_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mdmemory/memory"
+)
+
+// percentMonth is a month's file of about size bytes whose every line is
+// new in version i and full of '%', which a delta writes as three bytes.
+func percentMonth(i, size int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# 2026-02 Episodes\n\n> Summary: version %d\n\n## Entry %d\n- Date: 2026-02-01\n", i, i)
+	for n := 0; b.Len() < size; n++ {
+		fmt.Fprintf(&b, "- %d.%d %s\n", i, n, strings.Repeat("%", 70))
+	}
+	return b.String()
+}
+
+// historyBytes is the size of every log under dir's .history/.
+func historyBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	err := filepath.WalkDir(filepath.Join(dir, ".history"), func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil {
+			n += fi.Size()
+		}
+		return err
+	})
+	require.NoError(t, err)
+	return n
+}
+
+// TestHistoryBoundedAsMade: writes of a month full of '%' (each record
+// about three times the file's size), each through a fresh Store as a
+// command makes them, keep the logs within the bound at every write, and
+// every write is recorded and can be read back and restored; so do many
+// writes through one Store.
+func TestHistoryBoundedAsMade(t *testing.T) {
+	ctx := context.Background()
+	const bound = 8 << 20 // MaxBytes; each record is about 1.5 MB
+	const size = 512 << 10
+	opts := &memory.Options{Now: feb26, History: memory.HistoryPolicy{MaxBytes: bound}}
+	check := func(t *testing.T, s *memory.Store, dir string, versions []string) {
+		t.Helper()
+		require.LessOrEqual(t, historyBytes(t, dir), int64(bound), "the logs within their bound after write %d", len(versions))
+		h, err := s.History(ctx, "episodes/2026-02.md", nil)
+		require.NoError(t, err)
+		require.NotEmpty(t, h)
+		require.Equal(t, versions[len(versions)-1], h[0].New, "write %d recorded", len(versions))
+		got, err := s.ReadVersion(ctx, "episodes/2026-02.md", h[0].New)
+		require.NoError(t, err)
+		require.Equal(t, percentMonth(len(versions)-1, size), got)
+	}
+	t.Run("a fresh Store each write", func(t *testing.T) {
+		_, dir := open(t, opts)
+		var versions []string
+		for i := range 12 {
+			s, err := memory.Open(dir, opts)
+			require.NoError(t, err)
+			text := percentMonth(i, size)
+			require.NoError(t, s.Write(ctx, "episodes/2026-02.md", text))
+			versions = append(versions, memory.Version(text))
+			check(t, s, dir, versions)
+			require.NoError(t, s.Close())
+		}
+		s, err := memory.Open(dir, opts)
+		require.NoError(t, err)
+		defer s.Close()
+		require.NoError(t, s.Restore(ctx, "episodes/2026-02.md", versions[len(versions)-2]))
+		require.Equal(t, percentMonth(len(versions)-2, size), readFile(t, dir, "episodes/2026-02.md"))
+	})
+	t.Run("one Store", func(t *testing.T) {
+		s, dir := open(t, opts)
+		var versions []string
+		for i := range 12 {
+			text := percentMonth(i, size)
+			require.NoError(t, s.Write(ctx, "episodes/2026-02.md", text))
+			versions = append(versions, memory.Version(text))
+			check(t, s, dir, versions)
+		}
+	})
+	t.Run("a log over the bound already", func(t *testing.T) {
+		// A log a bug made larger than the library reads: the next
+		// change prunes it, and is recorded.
+		s, dir := open(t, opts)
+		var versions []string
+		for i := range 3 {
+			text := percentMonth(i, size)
+			require.NoError(t, s.Write(ctx, "episodes/2026-02.md", text))
+			versions = append(versions, memory.Version(text))
+		}
+		require.NoError(t, s.Close())
+		log := filepath.Join(dir, ".history", "episodes", "2026-02.md.log")
+		one, err := os.ReadFile(log)
+		require.NoError(t, err)
+		f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+		require.NoError(t, err)
+		for written := 0; written < 80<<20; written += len(one) {
+			_, err := f.Write(one)
+			require.NoError(t, err)
+		}
+		require.NoError(t, f.Close())
+		s, err = memory.Open(dir, opts)
+		require.NoError(t, err)
+		defer s.Close()
+		text := percentMonth(3, size)
+		require.NoError(t, s.Write(ctx, "episodes/2026-02.md", text))
+		versions = append(versions, memory.Version(text))
+		check(t, s, dir, versions)
+	})
+}

@@ -334,14 +334,15 @@ func (s *Store) forgetHistory(ctx context.Context, p string, text []byte, was st
 	n := 0
 	err := s.locked(ctx, opForget, p, lock, func(ctx context.Context, h Held) error {
 		for lost := 0; ; lost++ {
-			c, err := s.b.Read(ctx, name, maxLog)
+			limit := s.logLimit()
+			c, err := s.b.Read(ctx, name, limit)
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
 				return nil
 			case err != nil:
 				return hostErr(opForget, p, fmt.Errorf("history: %w", err))
 			case cutShort(c):
-				return hostErr(opForget, p, fmt.Errorf("history: %w: %s is %s bytes, more than the %s the library reads of a log", errLogTooLarge, name, thousands64(c.Size), thousands(maxLog)))
+				return hostErr(opForget, p, fmt.Errorf("history: %w: %s is %s bytes, more than the %s the library reads of a log", errLogTooLarge, name, thousands64(c.Size), thousands64(limit)))
 			}
 			records, _ := journal.Decode(c.Data)
 			out, held := journal.Redact(records, text, nil)

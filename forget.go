@@ -321,12 +321,14 @@ func (s *Store) allLogs(ctx context.Context) ([]string, error) {
 // the file had, which is counted as the file. With found set, it changes
 // nothing, and adds to *found the versions that hold text, but was.
 //
-// The log is replaced whole, under the lock the file's changes take, and
-// only if unchanged since it was read: a reader sees it as it was or
-// without the text, and a crash leaves one or the other. A line of the
-// log that is not a record goes too, when the log holds text.
+// The log's files are read, redacted together (a version's content may be
+// rebuilt from records in an earlier one), and each that held text is
+// replaced whole, the last first, under the lock the file's changes take
+// and only if unchanged since it was read: a reader sees each as it was or
+// without the text, a crash leaves one or the other, and every mix of them
+// reads (journal.Redact). A line that is not a record goes too, from a
+// file that holds text.
 func (s *Store) forgetHistory(ctx context.Context, p string, text []byte, was string, found *[]Place) (int, error) {
-	name := logName(p)
 	lock := p
 	if t, err := s.resolve("read", p); err == nil {
 		lock = t.lockName()
@@ -334,27 +336,33 @@ func (s *Store) forgetHistory(ctx context.Context, p string, text []byte, was st
 	n := 0
 	err := s.locked(ctx, opForget, p, lock, func(ctx context.Context, h Held) error {
 		for lost := 0; ; lost++ {
-			limit := s.logLimit()
-			c, err := s.b.Read(ctx, name, limit)
-			switch {
-			case errors.Is(err, fs.ErrNotExist):
-				return nil
-			case err != nil:
+			files, err := s.logFiles(ctx, p)
+			if err != nil {
 				return hostErr(opForget, p, fmt.Errorf("history: %w", err))
-			case cutShort(c):
-				return hostErr(opForget, p, fmt.Errorf("history: %w: %s is %s bytes, more than the %s the library reads of a log", errLogTooLarge, name, thousands64(c.Size), thousands64(limit)))
 			}
-			records, _ := journal.Decode(c.Data)
-			out, held := journal.Redact(records, text, nil)
+			var records []journal.Record
+			starts := make([]int, len(files))
+			for i, f := range files {
+				starts[i] = len(records)
+				records = append(records, f.records...)
+			}
+			out, held := journal.Redact(records, text, starts)
 			if found != nil {
 				*found = append(*found, places(p, records, held, text, was, true)...)
 				return nil
 			}
-			if len(held) == 0 && !bytes.Contains(c.Data, text) {
-				return nil
+			err = nil
+			for i := len(files) - 1; i >= 0 && err == nil; i-- {
+				end := len(records)
+				if i+1 < len(files) {
+					end = starts[i+1]
+				}
+				f := files[i]
+				if bytes.Contains(f.data, text) || slices.ContainsFunc(held, func(k int) bool { return k >= starts[i] && k < end }) {
+					_, err = h.Write(ctx, f.name, journal.Encode(out[starts[i]:end]), f.version)
+				}
 			}
-			_, err = h.Write(ctx, name, journal.Encode(out), c.Version)
-			s.hist.put(name, nil)
+			s.hist.put(logName(p), nil)
 			if err == nil {
 				n = len(places(p, records, held, nil, was, false))
 				return nil
@@ -368,6 +376,33 @@ func (s *Store) forgetHistory(ctx context.Context, p string, text []byte, was st
 		}
 	})
 	return n, err
+}
+
+// A logPart is one file of a log, as read.
+type logPart struct {
+	name    string
+	data    []byte
+	version string
+	records []journal.Record
+}
+
+// logFiles reads the files of the log of the memory file at p, oldest
+// first; none when it has no log. A file larger than a change reads is an
+// error: the text it may hold cannot be taken out.
+func (s *Store) logFiles(ctx context.Context, p string) ([]logPart, error) {
+	name := logName(p)
+	limit := s.logLimit()
+	c, err := s.b.Read(ctx, name, limit)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case cutShort(c):
+		return nil, fmt.Errorf("%w: %s is %s bytes, more than the %s the library reads of a log", errLogTooLarge, name, thousands64(c.Size), thousands64(limit))
+	}
+	records, _ := journal.Decode(c.Data)
+	return []logPart{{name: name, data: c.Data, version: c.Version, records: records}}, nil
 }
 
 // places are the versions of the records held of the log of p that held

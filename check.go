@@ -602,7 +602,7 @@ func (c *checker) history(ctx context.Context) error {
 				continue // the shared world's, listed from its own backend
 			}
 			if _, err := c.s.resolve("read", p); !ok || err != nil {
-				c.warn(e.Name, 0, "not the history of a memory file of this store (.history/<path>.log, for a path the library uses), so the library never reads it",
+				c.warn(e.Name, 0, "not the history of a memory file of this store (.history/<path>/<segment>.log, for a path the library uses), so the library never reads it",
 					"Nothing to do if it is the history of a file no longer used (a fact file taken out of Options.FactFiles); otherwise remove it.")
 				continue
 			}
@@ -628,7 +628,7 @@ func (c *checker) log(ctx context.Context, e Entry, p string) error {
 			return c.records(ctx, name, p, got.Data)
 		}
 	}
-	c.add(name, 0, fmt.Sprintf("the history of %s is %s bytes, more than the %s the library reads of a log: its versions cannot be read or restored, and the changes of %s are refused until it is smaller", p, thousands64(e.Size), thousands64(limit), p),
+	c.add(name, 0, fmt.Sprintf("the history of %s is %s bytes, more than the %s the library reads of a log: the versions it records cannot be read or restored (the changes of %s since are recorded in segments of their own)", p, thousands64(e.Size), thousands64(limit), p),
 		"Move it out of .history/ (keep it if its old versions matter): the library starts a new history of "+p+" at its next change.")
 	return nil
 }

@@ -465,13 +465,13 @@ func TestCheckHistory(t *testing.T) {
 	requireFindings(t, findings)
 
 	// A line that is not a record, in the month's log.
-	month := filepath.Join(dir, ".history", "episodes", "2026-02.md.log")
+	month := filepath.Join(dir, firstSegment("episodes/2026-02.md"))
 	log, err := os.ReadFile(month)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(month, append([]byte("{\"t\":\"2026-02-26T09:30:00Z\",\"op\":\"write\",\"new\":\"x\"}\n"), log...), 0o644))
 	// The user's log without its first record, whole content that the
 	// second, a delta, is applied to.
-	user := filepath.Join(dir, ".history", "facts", "user.md.log")
+	user := filepath.Join(dir, firstSegment("facts/user.md"))
 	log, err = os.ReadFile(user)
 	require.NoError(t, err)
 	var lines []string // the records, without their marks
@@ -491,9 +491,9 @@ func TestCheckHistory(t *testing.T) {
 	findings, err = s.Check(ctx)
 	require.NoError(t, err)
 	requireFindings(t, findings,
-		want{path: ".history/episodes/2026-02.md.log", line: 1, problem: "line 1 of the history of episodes/2026-02.md is not a record", fix: "Put the log back from a backup"},
+		want{path: firstSegment("episodes/2026-02.md"), line: 1, problem: "line 1 of the history of episodes/2026-02.md is not a record", fix: "Put the log back from a backup"},
 		want{path: ".history/facts/memory.md.log", problem: "the history of facts/memory.md is 268,435,457 bytes, more than the 75,497,472 the library reads of a log", fix: "Move it out of .history/"},
 		want{path: ".history/facts/notes.md.log", warning: true, problem: "not the history of a memory file of this store", fix: "Options.FactFiles"},
-		want{path: ".history/facts/user.md.log", line: 1, problem: "the version " + memory.Version(readFile(t, dir, "facts/user.md")) + " of facts/user.md, recorded 2026-02-26T09:30:00Z, cannot be rebuilt", fix: "from a backup"},
+		want{path: firstSegment("facts/user.md"), line: 1, problem: "the version " + memory.Version(readFile(t, dir, "facts/user.md")) + " of facts/user.md, recorded 2026-02-26T09:30:00Z, cannot be rebuilt", fix: "from a backup"},
 	)
 }

@@ -889,7 +889,7 @@ func FuzzClaudeMemory(f *testing.F) {
 			}
 			rel, _ := filepath.Rel(root, p)
 			rel = filepath.ToSlash(rel)
-			if rel != ".lock" && !grammar.MatchString(rel) && !grammar.MatchString(strings.TrimSuffix(strings.TrimPrefix(rel, ".history/"), ".log")) {
+			if rel != ".lock" && !grammar.MatchString(rel) && !grammar.MatchString(segment.ReplaceAllString(strings.TrimPrefix(rel, ".history/"), "")) {
 				t.Fatalf("%s made %s, outside the grammar", input, rel)
 			}
 			return nil

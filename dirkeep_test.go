@@ -106,7 +106,7 @@ func TestDirKeptFolderRenamedAway(t *testing.T) {
 				require.NotContains(t, got, "## entry 1", "the month read is the new folder's")
 			}
 			require.Contains(t, readFile(t, dir, "episodes/2026-02.md"), "## entry 2")
-			require.Contains(t, readFile(t, dir, ".history/episodes/2026-02.md.log"), memory.Version(readFile(t, dir, "episodes/2026-02.md")))
+			require.Contains(t, readFile(t, dir, firstSegment("episodes/2026-02.md")), memory.Version(readFile(t, dir, "episodes/2026-02.md")))
 		default:
 			if folder == "facts" {
 				_, err := s.Read(ctx, "facts/user.md")
@@ -118,7 +118,7 @@ func TestDirKeptFolderRenamedAway(t *testing.T) {
 			require.NoError(t, err)
 			require.Contains(t, got, text)
 			require.Contains(t, readFile(t, dir, "facts/user.md"), text)
-			require.Contains(t, readFile(t, dir, ".history/facts/user.md.log"), memory.Version(got))
+			require.Contains(t, readFile(t, dir, firstSegment("facts/user.md")), memory.Version(got))
 		}
 		require.Equal(t, before, tree(t, old), "nothing was written in %s once it was moved away", folder)
 	}
@@ -140,13 +140,13 @@ func TestDirKeptFolderRemoved(t *testing.T) {
 
 	require.NoError(t, os.RemoveAll(filepath.Join(dir, ".history", "episodes")))
 	require.NoError(t, s.Append(ctx, "episodes/2026-02.md", keptEntry(3), ""))
-	require.Contains(t, readFile(t, dir, ".history/episodes/2026-02.md.log"), memory.Version(readFile(t, dir, "episodes/2026-02.md")))
+	require.Contains(t, readFile(t, dir, firstSegment("episodes/2026-02.md")), memory.Version(readFile(t, dir, "episodes/2026-02.md")))
 
 	require.NoError(t, os.RemoveAll(filepath.Join(dir, ".history")))
 	require.NoError(t, os.RemoveAll(filepath.Join(dir, "episodes")))
 	require.NoError(t, s.Append(ctx, "episodes/2026-02.md", keptEntry(4), ""))
 	require.Contains(t, readFile(t, dir, "episodes/2026-02.md"), "## entry 4")
-	require.FileExists(t, filepath.Join(dir, ".history", "episodes", "2026-02.md.log"))
+	require.FileExists(t, filepath.Join(dir, firstSegment("episodes/2026-02.md")))
 }
 
 // TestDirKeptFolderLinked: a folder the Dir used, then swapped for a link
@@ -202,6 +202,7 @@ func TestDirKeptFolderLinked(t *testing.T) {
 			copyDir := filepath.Join(filepath.Dir(at), "real")
 			require.NoError(t, os.Mkdir(copyDir, 0o700))
 			for name, data := range tree(t, at) {
+				require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(copyDir, name)), 0o700)) // a log's segments are in a folder of their own
 				require.NoError(t, os.WriteFile(filepath.Join(copyDir, name), []byte(data), 0o600))
 			}
 			require.NoError(t, os.Rename(at, moved))
@@ -397,7 +398,7 @@ func TestDirHeldLogBeforeChange(t *testing.T) {
 	var checked atomic.Int32
 	hb := &hookedDir{Dir: d, write: func(ctx context.Context, h memory.Held, name string, data []byte, match string) (string, error) {
 		if name == "facts/user.md" {
-			log, err := os.ReadFile(filepath.Join(dir, ".history", "facts", "user.md.log"))
+			log, err := os.ReadFile(filepath.Join(dir, firstSegment("facts/user.md")))
 			require.NoError(t, err)
 			require.Contains(t, string(log), memory.Version(string(data)), "the record is in the log before the change")
 			require.NotEqual(t, string(data), readFileOr(dir, "facts/user.md"))
@@ -472,7 +473,7 @@ func TestDirHeldLogReplaced(t *testing.T) {
 	dir := filepath.Join(base, "memory")
 	s := openKeep(t, dir)
 	require.NoError(t, s.Write(ctx, "facts/user.md", "- Lives in Berlin\n"))
-	log := filepath.Join(dir, ".history", "facts", "user.md.log")
+	log := filepath.Join(dir, firstSegment("facts/user.md"))
 	orphan := filepath.Join(base, "orphan.log")
 	require.NoError(t, os.Link(log, orphan))
 	was, err := os.ReadFile(log)
@@ -520,7 +521,7 @@ func TestDirHeldLogNotRegular(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "memory")
 			s := openKeep(t, dir)
 			require.NoError(t, s.Write(ctx, "facts/user.md", "- Lives in Berlin\n"))
-			log := filepath.Join(dir, ".history", "facts", "user.md.log")
+			log := filepath.Join(dir, firstSegment("facts/user.md"))
 			target := filepath.Join(dir, ".history", "facts", "target")
 			require.NoError(t, os.Rename(log, target))
 			was := readFile(t, dir, ".history/facts/target")

@@ -98,7 +98,7 @@
 //	  episodes/archive/        originals kept by compaction (read only, searched, not listed)
 //	  .lock                    the lock file that serialises changes across processes (with the folder itself)
 //	  .cache/vectors-*.bin     with Options.Embedder only: the vectors of semantic search (derived, safe to delete)
-//	  .history/                the history: a log of each file's changes (.history/facts/user.md.log)
+//	  .history/                the history: a log of each file's changes, in segments (.history/facts/user.md/00000001.log)
 //
 //	data/shared/               with Options.World only: the root several agents share
 //	  world/project-apollo.md  a world topic: "- " fact lines about one subject, read and changed by every agent
@@ -328,9 +328,14 @@
 // shows it first, as Pending.
 //
 // The records are kept on the backend that holds the file, in a log of the
-// file's own under the hidden folder .history/ (.history/facts/user.md.log),
-// which no path of the grammar reaches: in the directory, or under the S3
-// prefix. A change is recorded before it is made, so that no change lands
+// file's own under the hidden folder .history/, which no path of the
+// grammar reaches: in the directory, or under the S3 prefix. A log is a run
+// of segments (.history/facts/user.md/00000001.log, 00000002.log, …): a
+// change appends its record to the last one, or starts the next with the
+// content whole, so that what it reads and writes does not grow with the
+// file's history; pruning removes the oldest segments whole. A log from
+// before the segments (.history/facts/user.md.log) is read as the oldest
+// segment. A change is recorded before it is made, so that no change lands
 // without its record; the record of a change that did not land (a crash, a
 // lost race) is told apart by the chain of versions, and ignored.
 //

@@ -123,12 +123,21 @@ func (s *Store) Forget(ctx context.Context, text string) (int, error) {
 	if err := s.dropVectors(ctx); err != nil {
 		return n, err
 	}
+	// The temporary files, of the segments' rewrites too.
 	own, world := s.backends()
-	if err := sweep(own, s.opts.LockTimeout, storeFolders()...); err != nil {
+	ownDirs, worldDirs := storeFolders(), worldFolders()
+	for _, p := range logs {
+		if paths.InWorld(p) {
+			worldDirs = append(worldDirs, segDir(p))
+		} else {
+			ownDirs = append(ownDirs, segDir(p))
+		}
+	}
+	if err := sweep(own, s.opts.LockTimeout, ownDirs...); err != nil {
 		return n, err
 	}
 	if world != nil {
-		if err := sweep(world, s.opts.LockTimeout, worldFolders()...); err != nil {
+		if err := sweep(world, s.opts.LockTimeout, worldDirs...); err != nil {
 			return n, err
 		}
 	}
@@ -362,7 +371,7 @@ func (s *Store) forgetHistory(ctx context.Context, p string, text []byte, was st
 					_, err = h.Write(ctx, f.name, journal.Encode(out[starts[i]:end]), f.version)
 				}
 			}
-			s.hist.put(logName(p), nil)
+			s.hist.put(p, nil)
 			if err == nil {
 				n = len(places(p, records, held, nil, was, false))
 				return nil
@@ -386,23 +395,25 @@ type logPart struct {
 	records []journal.Record
 }
 
-// logFiles reads the files of the log of the memory file at p, oldest
-// first; none when it has no log. A file larger than a change reads is an
-// error: the text it may hold cannot be taken out.
+// logFiles reads the segments of the log of the memory file at p, oldest
+// first; none when it has no log. A segment larger than the library reads
+// is an error: the text it may hold cannot be taken out.
 func (s *Store) logFiles(ctx context.Context, p string) ([]logPart, error) {
-	name := logName(p)
-	limit := s.logLimit()
-	c, err := s.b.Read(ctx, name, limit)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil
-	case err != nil:
+	segs, err := s.segments(ctx, p)
+	if err != nil {
 		return nil, err
-	case cutShort(c):
-		return nil, fmt.Errorf("%w: %s is %s bytes, more than the %s the library reads of a log", errLogTooLarge, name, thousands64(c.Size), thousands64(limit))
 	}
-	records, _ := journal.Decode(c.Data)
-	return []logPart{{name: name, data: c.Data, version: c.Version, records: records}}, nil
+	parts := make([]logPart, 0, len(segs))
+	for _, seg := range segs {
+		records, c, err := s.readSegmentData(ctx, seg, s.logLimit())
+		if err != nil {
+			return nil, err
+		}
+		if c.Version != "" {
+			parts = append(parts, logPart{name: seg.name, data: c.Data, version: c.Version, records: records})
+		}
+	}
+	return parts, nil
 }
 
 // places are the versions of the records held of the log of p that held

@@ -340,9 +340,9 @@ func TestForgetFaults(t *testing.T) {
 	require.NoError(t, s.Write(ctx, "facts/user.md", "# User\n\n> Summary: who\n\n- Family: "+forgotten+"\n"))
 
 	// The file's write, then the log's, fail.
-	for _, name := range []string{"facts/user.md", ".history/facts/user.md.log"} {
+	for _, name := range []string{"facts/user.md", ".history/facts/user.md"} {
 		f.write = func(n string, _ int) error {
-			if n == name {
+			if n == name || strings.HasPrefix(n, name+"/") {
 				return injected
 			}
 			return nil
@@ -356,7 +356,7 @@ func TestForgetFaults(t *testing.T) {
 	// The log's write loses a race, once.
 	lost := 0
 	f.write = func(n string, _ int) error {
-		if n == ".history/facts/user.md.log" && lost == 0 {
+		if strings.HasPrefix(n, ".history/facts/user.md/") && lost == 0 {
 			lost++
 			return fmt.Errorf("injected: %w", memory.ErrChanged)
 		}
@@ -375,4 +375,74 @@ func TestForgetFaults(t *testing.T) {
 	require.ErrorIs(t, err, memory.ErrClosed)
 	_, err = s.Locate(ctx, forgotten)
 	require.ErrorIs(t, err, memory.ErrClosed)
+}
+
+// TestForgetSegments forgets a text from a log of several segments, and
+// fails the rewrite of one in the middle: the segments rewritten and the
+// ones not yet read together, every version the history names, and a
+// second Forget takes the rest out.
+func TestForgetSegments(t *testing.T) {
+	ctx := context.Background()
+	f := newFaulty(t)
+	s, err := memory.OpenBackend(f, &memory.Options{Now: feb26})
+	require.NoError(t, err)
+	filler := strings.Repeat("- Note: a line of know-how that fills the file\n", 180)
+	for i := range 160 {
+		require.NoError(t, s.Write(ctx, "facts/memory.md", fmt.Sprintf("# Memory\n\n> Summary: know-how\n\n- Family: %s\n- Count: %d\n%s", forgotten, i, filler)))
+	}
+	var segs []string
+	entries, err := f.List(ctx, ".history")
+	require.NoError(t, err)
+	for _, e := range entries {
+		segs = append(segs, e.Name)
+	}
+	require.Greater(t, len(segs), 1, "the log is in segments: %v", segs)
+
+	injected := errors.New("injected")
+	written := 0
+	f.write = func(n string, _ int) error {
+		if strings.HasPrefix(n, ".history/") {
+			if written++; written == 2 {
+				return injected
+			}
+		}
+		return nil
+	}
+	_, err = s.Forget(ctx, forgotten)
+	require.ErrorIs(t, err, injected)
+	f.write = nil
+	requireHistoryReads(t, s, "with the last segment redacted and the others not")
+	places, err := s.Locate(ctx, forgotten)
+	require.NoError(t, err)
+	require.NotEmpty(t, places)
+
+	_, err = s.Forget(ctx, forgotten)
+	require.NoError(t, err)
+	require.Empty(t, holdingOn(t, f, forgotten))
+	requireHistoryReads(t, s, "after a second Forget")
+	changes, err := s.History(ctx, "facts/memory.md", nil)
+	require.NoError(t, err)
+	require.Len(t, changes, 161)
+	for _, c := range changes[1:] {
+		require.True(t, c.Redacted, "%+v", c)
+	}
+}
+
+// holdingOn returns the files of b, the history's included, that hold
+// text.
+func holdingOn(t testing.TB, b memory.Backend, text string) []string {
+	t.Helper()
+	var held []string
+	for _, dir := range []string{"", ".history", ".cache"} {
+		entries, err := b.List(context.Background(), dir)
+		require.NoError(t, err)
+		for _, e := range entries {
+			c, err := b.Read(context.Background(), e.Name, -1)
+			require.NoError(t, err)
+			if bytes.Contains(c.Data, []byte(text)) {
+				held = append(held, e.Name)
+			}
+		}
+	}
+	return held
 }

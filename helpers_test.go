@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -198,4 +199,24 @@ func hint(t testing.TB, err error) string {
 	var me *memory.Error
 	require.ErrorAs(t, err, &me)
 	return me.Hint
+}
+
+// firstSegment is the path under a memory folder of the first segment of
+// the log of the memory file at p, as the library starts it.
+func firstSegment(p string) string { return ".history/" + p + "/00000001.log" }
+
+// logText is the log of the memory file at p under the memory folder dir:
+// its segments' lines, in order.
+func logText(t testing.TB, dir, p string) string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, ".history", filepath.FromSlash(p), "*.log"))
+	require.NoError(t, err)
+	slices.Sort(names)
+	var b strings.Builder
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		require.NoError(t, err)
+		b.Write(data)
+	}
+	return b.String()
 }

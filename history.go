@@ -17,7 +17,8 @@ import (
 // (commit) before it is made: when, what, who, the version before and after,
 // and the content after (whole, or as a delta of the content before), in a
 // log of the file's own under the hidden folder .history/ of the backend
-// that holds the file (".history/facts/user.md.log"). A crash between the
+// that holds the file, in segments (segments.go:
+// ".history/facts/user.md/00000001.log"). A crash between the
 // record and the change leaves a record of a change that did not land,
 // which the chain of versions tells apart (internal/journal); a change made
 // outside the library (an editor, `aws s3 cp`) is recorded, with the content
@@ -80,11 +81,8 @@ func (s *Store) pruneAll(ctx context.Context) error {
 			continue
 		}
 		err = s.locked(ctx, op, p, t.lockName(), func(ctx context.Context, h Held) error {
-			current, err := s.currentVersion(ctx, p)
-			if err == nil {
-				s.prune(ctx, h, p, current)
-			}
-			return err
+			s.pruneSegments(ctx, h, p)
+			return nil
 		})
 		if err != nil {
 			return err
@@ -189,7 +187,7 @@ func (s *Store) logged(ctx context.Context) ([]string, error) {
 // recorded.
 func (s *Store) changesOf(ctx context.Context, p string) ([]Change, error) {
 	const op = "history"
-	st, _, err := s.readLog(ctx, logName(p), s.logLimit())
+	records, err := s.readLog(ctx, p)
 	if err != nil {
 		return nil, hostErr(op, p, fmt.Errorf("history: %w", err))
 	}
@@ -197,13 +195,13 @@ func (s *Store) changesOf(ctx context.Context, p string) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	landed := journal.Landed(st.records, current)
+	landed := journal.Landed(records, current)
 	out := make([]Change, 0, len(landed)+1)
-	for _, i := range journal.Listed(st.records, landed) {
-		r := st.records[i]
+	for _, i := range journal.Listed(records, landed) {
+		r := records[i]
 		out = append(out, Change{Time: r.Time, Path: p, Op: r.Op, Actor: r.Actor, Old: r.Old, New: r.New, Redacted: r.Redacted != ""})
 	}
-	if end := journal.End(st.records, landed); end != current && len(st.records) > 0 {
+	if end := journal.End(records, landed); end != current && len(records) > 0 {
 		out = append(out, Change{Time: s.now().UTC(), Path: p, Op: journal.Outside, Old: end, New: current, Pending: true})
 	}
 	return out, nil
@@ -244,11 +242,11 @@ func (s *Store) versionContent(ctx context.Context, op string, t target, version
 	if version == "" {
 		return nil, modelErr(op, t.path, ErrNotFound, "the version is empty: a file that does not exist has no content", "; give one of the versions History lists")
 	}
-	st, _, err := s.readLog(ctx, logName(t.path), s.logLimit())
+	records, err := s.readLog(ctx, t.path)
 	if err != nil {
 		return nil, hostErr(op, t.path, fmt.Errorf("history: %w", err))
 	}
-	b, err := journal.Content(st.records, version)
+	b, err := journal.Content(records, version)
 	if err == nil {
 		return b, nil
 	}

@@ -148,3 +148,44 @@ func word(n, k int) string {
 	}
 	return w.String()
 }
+
+// BenchmarkHistoryDepth is an append of a 600-byte entry to a month, and
+// a patch of a 2 KB fact file, after 10 and after 5,000 recorded changes
+// of the file, with the history on, each timed beside the floor
+// (againstFloor): what a change costs must not grow with its file's
+// history (the log is in segments, and a change reads and writes only the
+// last).
+func BenchmarkHistoryDepth(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{10, 5000} {
+		b.Run(fmt.Sprintf("episode/%d", n), func(b *testing.B) {
+			s, _ := open(b, nil)
+			for i := range n {
+				if err := s.Append(ctx, "episodes/2026-02.md", busyEntry(i), ""); err != nil {
+					b.Fatal(err)
+				}
+			}
+			againstFloor(b, "append", nil, func(i int) error {
+				return s.Append(ctx, "episodes/2026-02.md", busyEntry(n+i), "")
+			})
+		})
+		b.Run(fmt.Sprintf("fact/%d", n), func(b *testing.B) {
+			s, _ := open(b, nil)
+			content := "# User\n\n> Summary: Zhang San\n\n" + strings.Repeat("- a fact line of some length, about fifty bytes\n", 40) + "- Counter: 0\n"
+			if err := s.Write(ctx, "facts/user.md", content); err != nil {
+				b.Fatal(err)
+			}
+			patch := func(i int) error {
+				p := []memory.Patch{{OldText: fmt.Sprintf("- Counter: %d\n", i), NewText: fmt.Sprintf("- Counter: %d\n", i+1)}}
+				_, err := s.Patch(ctx, "facts/user.md", p)
+				return err
+			}
+			for i := range n - 1 {
+				if err := patch(i); err != nil {
+					b.Fatal(err)
+				}
+			}
+			againstFloor(b, "patch", nil, func(i int) error { return patch(n - 1 + i) })
+		})
+	}
+}

@@ -92,9 +92,10 @@ func TestHistoryBoundedAsMade(t *testing.T) {
 			check(t, s, dir, versions)
 		}
 	})
-	t.Run("a log over the bound already", func(t *testing.T) {
-		// A log a bug made larger than the library reads: the next
-		// change prunes it, and is recorded.
+	t.Run("a log of the earlier layout over the bound", func(t *testing.T) {
+		// One log file beside the segments' folder, as the library wrote
+		// it before the segments, that a bug made larger than the library
+		// reads: the next change is recorded, in a segment, and prunes it.
 		s, dir := open(t, opts)
 		var versions []string
 		for i := range 3 {
@@ -103,10 +104,10 @@ func TestHistoryBoundedAsMade(t *testing.T) {
 			versions = append(versions, memory.Version(text))
 		}
 		require.NoError(t, s.Close())
-		log := filepath.Join(dir, ".history", "episodes", "2026-02.md.log")
-		one, err := os.ReadFile(log)
+		one, err := os.ReadFile(filepath.Join(dir, firstSegment("episodes/2026-02.md")))
 		require.NoError(t, err)
-		f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+		require.NoError(t, os.RemoveAll(filepath.Join(dir, ".history", "episodes", "2026-02.md")))
+		f, err := os.Create(filepath.Join(dir, ".history", "episodes", "2026-02.md.log"))
 		require.NoError(t, err)
 		for written := 0; written < 80<<20; written += len(one) {
 			_, err := f.Write(one)
@@ -116,9 +117,47 @@ func TestHistoryBoundedAsMade(t *testing.T) {
 		s, err = memory.Open(dir, opts)
 		require.NoError(t, err)
 		defer s.Close()
-		text := percentMonth(3, size)
-		require.NoError(t, s.Write(ctx, "episodes/2026-02.md", text))
-		versions = append(versions, memory.Version(text))
+		// Its versions went with it: the first change after it is the
+		// base of the log, and the next one is listed from it.
+		for i := 3; i < 5; i++ {
+			text := percentMonth(i, size)
+			require.NoError(t, s.Write(ctx, "episodes/2026-02.md", text))
+			versions = append(versions, memory.Version(text))
+		}
 		check(t, s, dir, versions)
+		h, err := s.History(ctx, "episodes/2026-02.md", nil)
+		require.NoError(t, err)
+		require.Equal(t, versions[3], h[0].Old)
+		got, err := s.ReadVersion(ctx, "episodes/2026-02.md", versions[3])
+		require.NoError(t, err)
+		require.Equal(t, percentMonth(3, size), got)
+	})
+	t.Run("a log of the earlier layout", func(t *testing.T) {
+		// A memory folder's history from before the segments is kept:
+		// read, and the changes after it recorded after it.
+		s, dir := open(t, &memory.Options{Now: feb26})
+		texts := []string{"# User\n\n> Summary: one\n\n- Name: Zhang San\n", "# User\n\n> Summary: two\n\n- Name: Zhang San\n- City: Hangzhou\n"}
+		for _, text := range texts {
+			require.NoError(t, s.Write(ctx, "facts/user.md", text))
+		}
+		require.NoError(t, s.Close())
+		require.NoError(t, os.Rename(filepath.Join(dir, firstSegment("facts/user.md")), filepath.Join(dir, ".history", "facts", "user.md.log")))
+		require.NoError(t, os.Remove(filepath.Join(dir, ".history", "facts", "user.md")))
+		s, err := memory.Open(dir, &memory.Options{Now: feb26})
+		require.NoError(t, err)
+		defer s.Close()
+		texts = append(texts, "# User\n\n> Summary: three\n\n- Name: Zhang San\n- City: Beijing\n")
+		require.NoError(t, s.Write(ctx, "facts/user.md", texts[2]))
+		h, err := s.History(ctx, "facts/user.md", nil)
+		require.NoError(t, err)
+		require.Len(t, h, 3)
+		for i, c := range h {
+			require.Equal(t, memory.Version(texts[2-i]), c.New)
+			got, err := s.ReadVersion(ctx, "facts/user.md", c.New)
+			require.NoError(t, err)
+			require.Equal(t, texts[2-i], got)
+		}
+		require.Empty(t, h[2].Old, "the first change created it")
+		require.FileExists(t, filepath.Join(dir, firstSegment("facts/user.md")), "the new change in a segment")
 	})
 }

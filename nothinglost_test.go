@@ -379,7 +379,7 @@ func crashHistory(t *testing.T, s *memory.Store, dir string, k int, all bool, ve
 		seen[c.Path] = true
 		h, err := s.History(ctx, c.Path, nil)
 		require.NoError(t, err)
-		unlanded += strings.Count(readFile(t, dir, ".history/"+c.Path+".log"), "\n") - len(h)
+		unlanded += strings.Count(logText(t, dir, c.Path), "\n") - len(h)
 		text, err := s.Read(ctx, c.Path)
 		require.NoError(t, err)
 		require.Equal(t, memory.Version(text), h[0].New, "kill %d: %s: the last record makes the current content", k, c.Path)

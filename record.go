@@ -7,30 +7,16 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/mdmemory/memory/internal/journal"
-	"github.com/mdmemory/memory/internal/paths"
 )
 
 // The record of each change: the change path (commit, change.go) writes
 // it to the file's log before it makes the change, and marks it after;
 // who made it travels in the context (WithActor). The logs are read,
 // restored from and pruned by history.go.
-
-// logName is the log of the memory file at p: ".history/facts/user.md.log".
-func logName(p string) string { return paths.HistoryDir + "/" + p + ".log" }
-
-// logPath is the memory file a log is of, or false for a name that is no
-// log.
-func logPath(name string) (string, bool) {
-	p, ok := strings.CutPrefix(name, paths.HistoryDir+"/")
-	if !ok {
-		return "", false
-	}
-	return strings.CutSuffix(p, ".log")
-}
 
 // An actor travels in the context of a change.
 type actorKey struct{}
@@ -103,108 +89,125 @@ func (s *Store) logLimit() int64 {
 // historyBytes is the size all logs together may take.
 func (s *Store) historyBytes() int64 { return cmp.Or(s.opts.History.MaxBytes, defaultHistoryBytes) }
 
-// readLog reads and decodes the log at name, up to limit bytes: its
-// records, size and version; none when it does not exist.
-func (s *Store) readLog(ctx context.Context, name string, limit int64) (*logState, string, error) {
-	c, err := s.b.Read(ctx, name, limit)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return &logState{}, "", nil
-	case err != nil:
-		return nil, "", err
-	case cutShort(c):
-		return nil, "", fmt.Errorf("%w: %s is %s bytes, more than the %s the library reads of a log", errLogTooLarge, name, thousands64(c.Size), thousands64(limit))
-	}
-	records, _ := journal.Decode(c.Data) // a line that does not parse is skipped; Check reports it
-	return &logState{size: c.Size, records: records, changes: changes(records)}, c.Version, nil
-}
-
-// logOf returns the records of the log at name, from what the Store knows
-// when the log is still the size it left it, else read again. h is the
-// lock held for the change to be recorded.
-func (s *Store) logOf(ctx context.Context, h Held, name string) (*logState, error) {
-	if st := s.hist.get(name); st != nil {
-		size, err := s.logSize(ctx, h, name)
-		if err == nil && size == st.size || errors.Is(err, fs.ErrNotExist) && st.size == 0 {
-			return st, nil
+// logOf returns what a change needs of the log of the memory file at p,
+// from what the Store knows when the log's last segment is still the size
+// it left it and none followed it, else read again. h is the lock held
+// for the change to be recorded.
+func (s *Store) logOf(ctx context.Context, h Held, p string) (*logState, error) {
+	if st := s.hist.get(p); st != nil && st.seg.n > 0 {
+		size, err := s.logSize(ctx, h, st.seg.name)
+		if err == nil && size == st.seg.size {
+			if _, err := s.logSize(ctx, h, segName(p, st.seg.n+1)); errors.Is(err, fs.ErrNotExist) {
+				return st, nil
+			}
 		}
 	}
-	st, _, err := s.readLog(ctx, name, s.logLimit())
+	_, appends := h.(appender)
+	st, err := s.loadLog(ctx, p, appends)
 	if err != nil {
 		return nil, err
 	}
-	s.hist.put(name, st)
+	s.hist.put(p, st)
 	return st, nil
 }
 
 // record writes the record of the change c to its file's log, before c is
 // made, through the lock h: first, when the file is not at the version
 // the log ends at, the record of the change made outside the library that
-// brought it there, with its content. It returns the record, for mark.
+// brought it there, with its content. It appends to the log's last
+// segment, or starts the next one (segments.go). It returns the record,
+// for mark.
 func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record, error) {
 	if s.opts.History.Off || c.t.cache {
 		return nil, nil
 	}
-	name := logName(c.t.path)
-	st, err := s.logOf(ctx, h, name)
-	if errors.Is(err, errLogTooLarge) {
-		// A log someone (or a bug) made larger than the library reads:
-		// pruned first, so that the change is recorded, not made without
-		// its record. One still too large refuses the change; Check
-		// reports it.
-		s.prune(ctx, h, c.t.path, version(c.old))
-		st, err = s.logOf(ctx, h, name)
-	}
+	p := c.t.path
+	st, err := s.logOf(ctx, h, p)
 	if err != nil {
-		return nil, hostErr(c.op, c.t.path, fmt.Errorf("history: %w", err))
+		return nil, hostErr(c.op, p, fmt.Errorf("history: %w", err))
 	}
 	if c.old == nil && c.ver != "" {
 		// A removal by the backend's version alone (compaction's of a
 		// part): the content it removes, for the record.
-		if got, err := s.b.Read(ctx, c.t.path, readLimit); err == nil && got.Version == c.ver && !cutShort(got) {
+		if got, err := s.b.Read(ctx, p, readLimit); err == nil && got.Version == c.ver && !cutShort(got) {
 			c.old = got.Data
 		}
 	}
 	now := s.now().UTC()
 	oldVer, newVer := version(c.old), version(c.data)
-	// The records are appended to in place: the Store's changes take
-	// turns, and a state once put is read only up to its length.
-	records := st.records
-	var add []journal.Record
 	end := st.end
-	if !st.endKnown || end != oldVer {
-		end = journal.End(records, journal.Landed(records, oldVer))
+	switch {
+	case st.unread:
+		end = oldVer // a last segment too large to read: where it ends is not known
+	case !st.endKnown || end != oldVer:
+		end = journal.End(st.records, journal.Landed(st.records, oldVer))
 	}
-	if end != oldVer {
-		r := journal.NewRecord(records, journal.Outside, "", end, nil, oldVer, c.old, now)
-		add, records = append(add, r), append(records, r)
+	// The records of the change, made against the records before them in
+	// the segment they go to: nothing, in a new one, so that its first
+	// record is content whole.
+	make := func(prev []journal.Record) []journal.Record {
+		var add []journal.Record
+		if end != oldVer {
+			r := journal.NewRecord(prev, journal.Outside, "", end, nil, oldVer, c.old, now)
+			add, prev = append(add, r), append(prev, r)
+		}
+		return append(add, journal.NewRecord(prev, histOp(c), actorOf(ctx), oldVer, c.old, newVer, c.data, now))
 	}
-	r := journal.NewRecord(records, histOp(c), actorOf(ctx), oldVer, c.old, newVer, c.data, now)
-	add, records = append(add, r), append(records, r)
+	roll := st.seg.n == 0 || st.unread
+	var add []journal.Record
+	if !roll {
+		// The records are appended to in place: the Store's changes
+		// take turns, and a state once put is read only up to its
+		// length.
+		add = make(st.records)
+		whole := slices.ContainsFunc(add, func(r journal.Record) bool { return r.Full })
+		share := int64(s.share(ctx))
+		_, appends := h.(appender)
+		roll = st.seg.size >= closeAt(share, appends) && whole || st.seg.size >= segMax(share, appends)
+	}
+	next := &logState{seg: st.seg, records: st.records, closed: st.closed, segs: st.segs, oldestEnd: st.oldestEnd, changes: st.changes}
+	if roll {
+		add = make(nil)
+		next.seg = segment{name: segName(p, st.seg.n+1), n: st.seg.n + 1}
+		next.records, next.closed, next.segs, next.changes = nil, st.closed+st.seg.size, st.segs+1, 0
+		switch st.segs {
+		case 0:
+			s.logCount.Add(1) // a new log: the others' share is smaller
+		case 1:
+			next.oldestEnd = now
+		}
+	}
 	line := journal.Encode(add)
-	if err := s.appendLog(ctx, h, name, line, true); err != nil {
-		s.hist.put(name, nil)
-		return nil, hostErr(c.op, c.t.path, fmt.Errorf("history: %w", err))
+	known := st.known
+	if roll {
+		known = &segData{} // a segment to start: it does not exist
 	}
-	// A log whose last line a crash cut gets a newline first, and is then
-	// not this size: the next change reads it again.
-	next := &logState{size: st.size + int64(len(line)), records: records, changes: st.changes + len(add)}
-	if st.size == 0 {
-		s.logCount.Add(1) // a new log: the others' share is smaller
+	got, err := s.appendLog(ctx, h, next.seg.name, line, true, known)
+	if err != nil {
+		s.hist.put(p, nil)
+		return nil, hostErr(c.op, p, fmt.Errorf("history: %w", err))
 	}
-	due := s.due(ctx, next, h, now)
-	s.hist.put(name, next)
+	next.known = got
+	// A segment whose last line a crash cut gets a newline first, and is
+	// then not this size: the next change reads it again.
+	next.seg.size += int64(len(line))
+	next.records = append(next.records, add...)
+	next.changes += len(add)
+	c.seg = next.seg.name
+	r := add[len(add)-1]
+	due := s.due(ctx, next, now)
+	s.hist.put(p, next)
 	if due {
-		s.prune(ctx, h, c.t.path, newVer)
+		s.pruneSegments(ctx, h, p)
 	}
 	return &r, nil
 }
 
-// mark adds to the log of the change c the mark that says whether its
-// record r landed (err nil) or not (err wraps ErrChanged: the write lost a
-// race); it adds none for another failure, whose outcome the chain of
-// versions tells. A mark is not made durable: a crash that loses it
-// leaves the chain to tell, as without it.
+// mark adds to the log of the change c, in the segment of its record r,
+// the mark that says whether r landed (err nil) or not (err wraps
+// ErrChanged: the write lost a race); it adds none for another failure,
+// whose outcome the chain of versions tells. A mark is not made durable:
+// a crash that loses it leaves the chain to tell, as without it.
 func (s *Store) mark(ctx context.Context, h Held, c *change, r *journal.Record, err error) {
 	op := journal.MarkLanded
 	switch {
@@ -216,51 +219,47 @@ func (s *Store) mark(ctx context.Context, h Held, c *change, r *journal.Record, 
 		return
 	}
 	m := journal.Mark(op, *r, r.Time)
-	name := logName(c.t.path)
+	p := c.t.path
 	line := journal.Encode([]journal.Record{m})
-	if s.appendLog(ctx, h, name, line, false) != nil {
-		s.hist.put(name, nil)
+	st := s.hist.get(p)
+	var known *segData
+	if st != nil && st.seg.name == c.seg {
+		known = st.known
+	}
+	got, err := s.appendLog(ctx, h, c.seg, line, false, known)
+	if err != nil {
+		s.hist.put(p, nil)
 		return
 	}
-	if st := s.hist.get(name); st != nil {
-		next := &logState{size: st.size + int64(len(line)), records: append(st.records, m), changes: st.changes}
+	if st != nil && st.seg.name == c.seg {
+		next := *st
+		next.known = got
+		next.seg.size += int64(len(line))
+		next.records = append(st.records, m)
 		next.end, next.endKnown = r.New, op == journal.MarkLanded
-		s.hist.put(name, next)
+		s.hist.put(p, &next)
 	}
 }
-
-// pruneEvery is how many changes more than the versions always kept a
-// log holds before its age is looked at.
-const pruneEvery = 32
 
 // due reports whether the log st, with the record just appended, is to be
 // pruned now. Its size is judged at each record, as the record is made,
 // so that no log passes its share of the size all logs may take by more
-// than the record; its age only once enough of it can go, since pruning
-// reads and rewrites the whole log:
+// than its last segment; its age only once some of it can go:
 //
 //   - it is larger than its share of the size all logs may take;
-//   - it holds pruneEvery more changes than the versions always kept, and
-//     its first record and a quarter of its records (at least pruneEvery)
-//     are past the age kept, whatever Store wrote them (a command that
-//     makes one change and exits);
-//   - it is larger than a log the backend rewrites at each change (S3)
-//     should be.
-func (s *Store) due(ctx context.Context, st *logState, h Held, now time.Time) bool {
+//   - its oldest segment's records are all past the age kept, and the
+//     segments after it may hold the versions always kept: the last holds
+//     them, or there is another between (whatever Store wrote them: a
+//     command that makes one change and exits). The last segment is never
+//     pruned; it is closed at closeAt.
+func (s *Store) due(ctx context.Context, st *logState, now time.Time) bool {
 	p := s.policy(1)
 	minV, age := cmp.Or(p.MinVersions, journal.DefaultMinVersions), cmp.Or(p.MaxAge, journal.DefaultMaxAge)
-	_, appends := h.(appender)
 	switch {
-	case !appends && st.size > rewriteMax:
+	case st.segs > 1 && st.closed+st.seg.size > int64(s.share(ctx)):
 		return true
-	case st.size > int64(s.share(ctx)):
-		return true
-	case st.changes > minV+pruneEvery && st.records[0].Time.Before(now.Add(-age)) && st.records[max(pruneEvery, len(st.records)/4)-1].Time.Before(now.Add(-age)):
-		// The first record too: pruning keeps every version from the
-		// first within the age on, and records made while the clock was
-		// ahead would otherwise have every change read the log to keep
-		// it as it is.
-		return true
+	case st.segs > 1 && !st.oldestEnd.IsZero() && st.oldestEnd.Before(now.Add(-age)):
+		return st.segs > 2 || st.changes >= minV // else the last segment alone cannot hold the versions always kept
 	}
 	return false
 }
@@ -280,8 +279,8 @@ func (s *Store) share(ctx context.Context) int {
 // all logs may take worked out from how many there are now.
 func (s *Store) logPolicy(ctx context.Context) journal.Policy {
 	n := 1
-	if all, err := s.b.List(ctx, paths.HistoryDir); err == nil {
-		n = max(len(all), 1)
+	if files, err := s.logged(ctx); err == nil {
+		n = max(len(files), 1)
 		s.logCount.Store(int64(n))
 	}
 	return s.policy(n)
@@ -299,10 +298,6 @@ func changes(records []journal.Record) int {
 	return n
 }
 
-// rewriteMax is the size past which a log that a change rewrites whole
-// (on S3) is pruned at each change: each change reads and writes it.
-const rewriteMax = 1 << 20
-
 // logSize is the size of the log at name, through the lock h where it
 // appends (which then keeps the log open for the record), else read.
 func (s *Store) logSize(ctx context.Context, h Held, name string) (int64, error) {
@@ -315,71 +310,65 @@ func (s *Store) logSize(ctx context.Context, h Held, name string) (int64, error)
 	return c.Size, err
 }
 
-// appendLog adds line to the log at name: appended (durably when sync is
-// set) where the lock can, else read, added to and written back only if
-// unchanged meanwhile.
-func (s *Store) appendLog(ctx context.Context, h Held, name string, line []byte, sync bool) error {
+// appendLog adds line to the segment at name: appended (durably when sync
+// is set) where the lock can, else read, added to and written back only
+// if unchanged meanwhile. known is the segment's content and version as
+// this Store last wrote or read them, when it keeps them (nil when not:
+// the segment is read; an empty one, for a segment to be started). It
+// returns the segment's content and version once written, where it
+// rewrote it; nil where it appended.
+func (s *Store) appendLog(ctx context.Context, h Held, name string, line []byte, sync bool, known *segData) (*segData, error) {
 	if a, ok := h.(appender); ok {
 		if err := a.Append(ctx, name, line, sync); !errors.Is(err, errNoAppend) {
-			return err
+			return nil, err
 		}
 	}
 	for lost := 0; ; lost++ {
-		c, err := s.b.Read(ctx, name, s.logLimit())
 		var log []byte
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
-			return err
-		case cutShort(c):
-			return fmt.Errorf("%s is over %s bytes", name, thousands64(s.logLimit()))
-		default:
-			log = c.Data
+		var version string
+		if lost == 0 && known != nil {
+			log, version = known.data, known.version
+		} else {
+			c, err := s.b.Read(ctx, name, s.logLimit())
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+			case err != nil:
+				return nil, err
+			case cutShort(c):
+				return nil, fmt.Errorf("%s is over %s bytes", name, thousands64(s.logLimit()))
+			default:
+				log, version = c.Data, c.Version
+			}
 		}
 		if len(log) > 0 && log[len(log)-1] != '\n' {
 			log = append(log, '\n')
 		}
-		_, err = h.Write(ctx, name, append(log, line...), c.Version)
+		data := append(log[:len(log):len(log)], line...)
+		v, err := h.Write(ctx, name, data, version)
+		if err == nil {
+			return &segData{data: data, version: v}, nil
+		}
 		if !errors.Is(err, ErrChanged) || lost == maxLost {
-			return err
+			return nil, err
 		}
 		if err := backoff(ctx, lost); err != nil {
-			return err
+			return nil, err
 		}
 	}
+}
+
+// segData is a segment's content and version, as a Store that rewrites
+// its segments (on a backend that cannot append) keeps the last one, so
+// that a change writes it without reading it first.
+type segData struct {
+	data    []byte
+	version string
 }
 
 // policy is the journal's policy for one of n logs.
 func (s *Store) policy(n int) journal.Policy {
 	p := s.opts.History
 	return journal.Policy{MaxAge: p.MaxAge, MinVersions: p.MinVersions, MaxBytes: int(s.historyBytes() / int64(max(n, 1)))}
-}
-
-// prune rewrites the log of the file at p without the records the policy
-// lets go, when there are some; current is the file's version once the
-// change under way lands. Pruning is housekeeping: a failure leaves the
-// log as it was, for the next time.
-func (s *Store) prune(ctx context.Context, h Held, p, current string) {
-	name := logName(p)
-	st, v, err := s.readLog(ctx, name, 4*s.logLimit())
-	if err != nil || st.size == 0 {
-		return
-	}
-	// To three quarters of its share, so that a log that grows past it
-	// is not pruned again at its next change.
-	pol := s.logPolicy(ctx)
-	pol.MaxBytes -= pol.MaxBytes / 4
-	kept := journal.Prune(st.records, current, s.now().UTC(), pol)
-	if len(kept) == len(st.records) {
-		s.hist.put(name, &logState{size: st.size, records: st.records, changes: st.changes})
-		return
-	}
-	data := journal.Encode(kept)
-	if _, err := h.Write(ctx, name, data, v); err != nil {
-		s.hist.put(name, nil)
-		return
-	}
-	s.hist.put(name, &logState{size: int64(len(data)), records: kept, changes: changes(kept)})
 }
 
 // maxLost bounds the races a change may lose in a row before it gives up:
@@ -412,6 +401,7 @@ type change struct {
 	old  []byte // the content read; nil when the file did not exist
 	ver  string // the version read; "" when the file did not exist
 	data []byte // the new content; nil removes the file
+	seg  string // the segment of the log its record went to (record), for its mark
 }
 
 // grows reports whether the change makes the file larger. A change that

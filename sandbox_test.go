@@ -130,6 +130,10 @@ func TestSymlinkedFolderOutOfRoot(t *testing.T) {
 }
 
 // grammar is the sandbox's grammar restated independently of its code.
+// segment is what a log's segment adds to the path of its memory file:
+// ".history/facts/user.md/00000001.log" is the log of facts/user.md.
+var segment = regexp.MustCompile(`(/[0-9]{8})?\.log$`)
+
 var grammar = regexp.MustCompile(`^(persona\.md|procedures\.md|facts/(user|memory)\.md|world/[a-z0-9]+(-[a-z0-9]+)*\.md|episodes/(archive/)?[1-9][0-9]{3}-(0[1-9]|1[0-2])(\.(00[1-9]|0[1-9][0-9]|[1-9][0-9]{2}))?\.md)$`)
 
 // inGrammar reports whether p is a path of the grammar, a topic's name at

@@ -559,16 +559,21 @@ const defaultHistoryBytes = 64 << 20
 // the log is the size it was.
 type logs struct {
 	mu sync.Mutex
-	by map[string]*logState // by log name
+	by map[string]*logState // by the path of the memory file
 }
 
 // maxLogs bounds the logs a Store remembers; it forgets them all past it.
 const maxLogs = 64
 
 type logState struct {
-	size    int64
-	records []journal.Record
-	changes int // the records of changes, their marks left out
+	seg       segment          // the log's last segment (n 0: none yet, or only a log of the earlier layout)
+	records   []journal.Record // its records
+	known     *segData         // its content and version, where the Store rewrites it (a backend that cannot append); nil when not kept
+	unread    bool             // it was too large to read: the next record starts a segment
+	closed    int64            // the size of the segments before it, together
+	segs      int              // the log's segments, the last included
+	oldestEnd time.Time        // the oldest segment's records were all made before: the next segment's first record's time; zero when not known, or one segment
+	changes   int              // the records of changes in the last segment, their marks left out
 
 	// end is the version the log's landed records end at (journal.End of
 	// journal.Landed), when endKnown: after this Store's own mark said its

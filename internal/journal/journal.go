@@ -118,6 +118,22 @@ func Cut(line []byte) bool {
 	return errors.As(err, &se) && se.Offset >= int64(len(line))
 }
 
+// FirstTime returns the time of the record the log b starts with, from
+// the line's first bytes alone (Append writes the time first): the age of
+// a log's oldest record, without reading the record.
+func FirstTime(b []byte) (time.Time, bool) {
+	rest, ok := bytes.CutPrefix(b, []byte(`{"t":"`))
+	if !ok {
+		return time.Time{}, false
+	}
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(rest[:end]))
+	return t.UTC(), err == nil
+}
+
 // line is a record as a line of a log holds it.
 type line struct {
 	T     string `json:"t"`

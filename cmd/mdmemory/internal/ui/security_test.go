@@ -408,12 +408,12 @@ func TestHistoryOneLogUnreadable(t *testing.T) {
 	p := newPage(t, nil)
 	ctx := context.Background()
 	must(t, p.s.Write(ctx, "procedures.md", "# Procedures\n\n> Summary: rules\n\n- When testing: keep it short\n"))
-	log := filepath.Join(p.dir, ".history", "facts", "user.md.log")
+	log := filepath.Join(p.dir, ".history", "facts", "user.md", "00000001.log")
 	if _, err := os.Stat(log); err != nil {
 		t.Fatalf("no log where the test breaks one: %v", err)
 	}
 	must(t, os.Remove(log))
-	must(t, os.Symlink("user.md.log", log)) // a link to itself: the log cannot be read
+	must(t, os.Symlink("00000001.log", log)) // a link to itself: the log cannot be read
 	if _, err := p.s.History(ctx, "", nil); err == nil {
 		t.Fatal("the history of every file reads with a broken log: the test breaks nothing")
 	}

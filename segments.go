@@ -1,0 +1,277 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mdmemory/memory/internal/journal"
+	"github.com/mdmemory/memory/internal/paths"
+)
+
+// The logs in segments. The log of a memory file is a run of segments in
+// the folder of its own under .history/ (".history/facts/user.md/"),
+// numbered from 1: "00000001.log", "00000002.log", each one JSON lines of
+// records (internal/journal). A change appends its record to the last
+// segment, or starts the next one, whose first record is written whole so
+// that no segment depends on one before it. So a change reads and writes
+// at most one segment, however long the file's history (on S3, which
+// cannot append, the last segment is read and written back whole), the
+// segments before it are never written again, and pruning removes the
+// oldest segments whole. A log of the earlier layout, one file beside the
+// folder (".history/facts/user.md.log"), is read as the segment before
+// the first, and is never appended to. Each segment is replaced or
+// removed whole, atomically: a segment rewritten without some of its
+// records is one Write.
+
+// segMin is the size from which a record that is written whole anyway
+// (every journal.FullEvery versions, or when a delta would be larger)
+// starts the next segment: on S3, a change reads and writes its
+// segment whole, up to about segMin and the records of one chain.
+const segMin = 64 << 10
+
+// segDigits is the width of a segment's number in its name.
+const segDigits = 8
+
+// segDir is the folder of the segments of the log of the memory file at
+// p.
+func segDir(p string) string { return paths.HistoryDir + "/" + p }
+
+// segName is the segment numbered n of the log of the memory file at p;
+// 0 names the log of the earlier layout.
+func segName(p string, n int) string {
+	if n == 0 {
+		return paths.HistoryDir + "/" + p + ".log"
+	}
+	return fmt.Sprintf("%s/%0*d.log", segDir(p), segDigits, n)
+}
+
+// logPath is the memory file whose log the file at name (under
+// .history/) is a segment of, or false for a name that is none.
+func logPath(name string) (string, bool) {
+	p, ok := strings.CutPrefix(name, paths.HistoryDir+"/")
+	if !ok {
+		return "", false
+	}
+	if p, ok = strings.CutSuffix(p, ".log"); !ok {
+		return "", false
+	}
+	if dir, base := path.Split(p); dir != "" {
+		if _, ok := segNumber(base); ok {
+			return strings.TrimSuffix(dir, "/"), true
+		}
+	}
+	return p, true
+}
+
+// segNumber is the number of a segment's name without ".log".
+func segNumber(base string) (int, bool) {
+	if len(base) != segDigits {
+		return 0, false
+	}
+	n, err := strconv.Atoi(base)
+	return n, err == nil && n > 0
+}
+
+// A segment is one file of a log.
+type segment struct {
+	name string
+	n    int // 0 for the log of the earlier layout
+	size int64
+}
+
+// segments lists the log of the memory file at p, oldest first: the log
+// of the earlier layout when there is one, then the segments.
+func (s *Store) segments(ctx context.Context, p string) ([]segment, error) {
+	var segs []segment
+	c, err := s.b.Read(ctx, segName(p, 0), 0)
+	switch {
+	case err == nil:
+		segs = append(segs, segment{name: segName(p, 0), size: c.Size})
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	entries, err := s.b.List(ctx, segDir(p))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	for _, e := range entries {
+		dir, base := path.Split(e.Name)
+		n, ok := segNumber(strings.TrimSuffix(base, ".log"))
+		if ok && dir == segDir(p)+"/" && strings.HasSuffix(base, ".log") {
+			segs = append(segs, segment{name: e.Name, n: n, size: e.Size})
+		}
+	}
+	slices.SortFunc(segs, func(a, b segment) int { return a.n - b.n })
+	return segs, nil
+}
+
+// readSegment reads and decodes one segment: its records and version.
+// One larger than the library reads (limit) is skipped, its records left
+// out: a log is never unreadable for its size; Check reports it.
+func (s *Store) readSegment(ctx context.Context, seg segment, limit int64) ([]journal.Record, string, error) {
+	records, c, err := s.readSegmentData(ctx, seg, limit)
+	return records, c.Version, err
+}
+
+// readSegmentData is readSegment, with the segment's content.
+func (s *Store) readSegmentData(ctx context.Context, seg segment, limit int64) ([]journal.Record, Content, error) {
+	c, err := s.b.Read(ctx, seg.name, limit)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, Content{}, nil // pruned meanwhile
+	case err != nil:
+		return nil, Content{}, err
+	case cutShort(c):
+		return nil, Content{}, fmt.Errorf("%w: %s is %s bytes, more than the %s the library reads of a log", errLogTooLarge, seg.name, thousands64(c.Size), thousands64(limit))
+	}
+	records, _ := journal.Decode(c.Data) // a line that does not parse is skipped; Check reports it
+	return records, c, nil
+}
+
+// readLog reads the whole log of the memory file at p, segment after
+// segment: its records, oldest first. A segment too large to read is left
+// out.
+func (s *Store) readLog(ctx context.Context, p string) ([]journal.Record, error) {
+	segs, err := s.segments(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	var records []journal.Record
+	for _, seg := range segs {
+		rs, _, err := s.readSegment(ctx, seg, s.logLimit())
+		if err != nil && !errors.Is(err, errLogTooLarge) {
+			return nil, err
+		}
+		records = append(records, rs...)
+	}
+	return records, nil
+}
+
+// loadLog reads what a change needs of the log of the memory file at p:
+// its segments' sizes, and the records of the last one (and its content,
+// when the lock cannot append: appends rewrite it).
+func (s *Store) loadLog(ctx context.Context, p string, appends bool) (*logState, error) {
+	segs, err := s.segments(ctx, p)
+	if err != nil || len(segs) == 0 {
+		return &logState{}, err
+	}
+	last := segs[len(segs)-1]
+	st := &logState{seg: last, segs: len(segs)}
+	for _, seg := range segs[:len(segs)-1] {
+		st.closed += seg.size
+	}
+	limit := segMax(s.historyBytes(), true) + journal.MaxLine
+	if last.n == 0 {
+		limit = s.logLimit() // a log of the earlier layout, read for where it ends
+	}
+	records, c, err := s.readSegmentData(ctx, last, limit)
+	switch {
+	case errors.Is(err, errLogTooLarge):
+		st.unread = true // not appended to: the next record starts a segment
+	case err != nil:
+		return nil, err
+	case !appends && last.n > 0 && c.Version != "":
+		st.known = &segData{data: c.Data, version: c.Version}
+	}
+	st.records = records
+	st.changes = changes(st.records)
+	switch {
+	case len(segs) == 2 && len(st.records) > 0:
+		st.oldestEnd = st.records[0].Time
+	case len(segs) > 2:
+		// The first record's time starts the second segment's first line.
+		if c, err := s.b.Read(ctx, segs[1].name, 64); err == nil {
+			st.oldestEnd, _ = journal.FirstTime(c.Data)
+		}
+	}
+	return st, nil
+}
+
+// closeAt is the size from which a record written whole starts the next
+// segment, given a log's share of the size all logs may take and whether
+// the lock appends: segMin, or a quarter of it where each change rewrites
+// the segment (S3), or a quarter of a small share, so that pruning, which
+// removes segments whole, can keep a log within it.
+func closeAt(share int64, appends bool) int64 {
+	at := int64(segMin)
+	if !appends {
+		at /= 4
+	}
+	return max(min(at, share/4), 1)
+}
+
+// segMax is the size past which the last segment is closed even though
+// the next record is a delta: a quarter of the share, never under
+// closeAt. Closing at a record written whole comes first, within
+// journal.FullEvery records.
+func segMax(share int64, appends bool) int64 { return max(closeAt(share, appends), share/4) }
+
+// pruneSegments removes the oldest segments of the log of the memory file
+// at p, never the last: while the log is larger than its share (to three
+// quarters of it), and while a segment holds only versions past the age
+// kept and the segments after it hold the versions always kept. Each
+// segment starts with content whole, so the ones kept rebuild every
+// version they record. Pruning is housekeeping: a failure leaves the log
+// as it was, for the next time.
+func (s *Store) pruneSegments(ctx context.Context, h Held, p string) {
+	segs, err := s.segments(ctx, p)
+	if err != nil || len(segs) < 2 {
+		return
+	}
+	pol := s.logPolicy(ctx)
+	share := int64(pol.MaxBytes - pol.MaxBytes/4)
+	minV := pol.MinVersions
+	if minV <= 0 {
+		minV = journal.DefaultMinVersions
+	}
+	age := pol.MaxAge
+	if age <= 0 {
+		age = journal.DefaultMaxAge
+	}
+	cutoff := s.now().UTC().Add(-age)
+	var total int64
+	for _, seg := range segs {
+		total += seg.size
+	}
+	// The segments' records, newest first, counted for the versions kept.
+	type read struct {
+		last    time.Time
+		changes int
+		version string
+		ok      bool
+	}
+	info := make([]read, len(segs))
+	later := make([]int, len(segs)) // changes in the segments after each
+	for i := len(segs) - 1; i >= 0; i-- {
+		if i < len(segs)-1 {
+			later[i] = later[i+1] + info[i+1].changes
+		}
+		rs, v, err := s.readSegment(ctx, segs[i], 4*s.logLimit())
+		if err != nil && !errors.Is(err, errLogTooLarge) {
+			return
+		}
+		info[i] = read{changes: changes(rs), version: v, ok: err == nil}
+		if len(rs) > 0 {
+			info[i].last = rs[len(rs)-1].Time
+		}
+	}
+	for i, seg := range segs[:len(segs)-1] {
+		over := total > share
+		old := info[i].ok && info[i].last.Before(cutoff) && later[i] >= minV
+		if !over && !old || !info[i].ok {
+			break
+		}
+		if err := h.Remove(ctx, seg.name, info[i].version); err != nil {
+			break
+		}
+		total -= seg.size
+	}
+	s.hist.put(p, nil)
+}

@@ -18,10 +18,11 @@ import (
 // Forgetting. Forget takes a text out of every memory file, through the
 // change path as a change of its own (operation "forget", held to no rule
 // of content: it only takes text away), and then out of every version the
-// history keeps, each segment of a log that held it replaced whole; then it removes the caches of
-// vectors, and on a Dir the temporary files a crash left. In that order,
-// so that a kill at any moment leaves the text either gone or still where
-// Locate finds it, for a second Forget to finish, and every log readable.
+// history keeps, each segment of a log that held it replaced whole; then
+// it removes the caches of vectors, and on a Dir the temporary files a
+// crash left. In that order, so that a kill at any moment leaves the text
+// either gone or still where Locate finds it, for a second Forget to
+// finish, and every log readable.
 
 // opForget is the operation of a change Forget makes, as the history
 // names it.

@@ -195,6 +195,9 @@ func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record,
 	next.changes += len(add)
 	c.seg = next.seg.name
 	r := add[len(add)-1]
+	if roll {
+		s.writeLast(ctx, h, p, next)
+	}
 	due := s.due(ctx, next, now)
 	s.hist.put(p, next)
 	if due {

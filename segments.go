@@ -158,6 +158,11 @@ func (s *Store) readLog(ctx context.Context, p string) ([]journal.Record, error)
 // its segments' sizes, and the records of the last one (and its content,
 // when the lock cannot append: appends rewrite it).
 func (s *Store) loadLog(ctx context.Context, p string, appends bool) (*logState, error) {
+	if !appends {
+		if st, err := s.loadLast(ctx, p); st != nil || err != nil {
+			return st, err
+		}
+	}
 	segs, err := s.segments(ctx, p)
 	if err != nil || len(segs) == 0 {
 		return &logState{}, err
@@ -242,10 +247,10 @@ func (s *Store) pruneSegments(ctx context.Context, h Held, p string) {
 	}
 	// The segments' records, newest first, counted for the versions kept.
 	type read struct {
-		last    time.Time
-		changes int
-		version string
-		ok      bool
+		first, last time.Time
+		changes     int
+		version     string
+		ok          bool
 	}
 	info := make([]read, len(segs))
 	later := make([]int, len(segs)) // changes in the segments after each
@@ -259,9 +264,10 @@ func (s *Store) pruneSegments(ctx context.Context, h Held, p string) {
 		}
 		info[i] = read{changes: changes(rs), version: v, ok: err == nil}
 		if len(rs) > 0 {
-			info[i].last = rs[len(rs)-1].Time
+			info[i].first, info[i].last = rs[0].Time, rs[len(rs)-1].Time
 		}
 	}
+	dropped := 0
 	for i, seg := range segs[:len(segs)-1] {
 		over := total > share
 		old := info[i].ok && info[i].last.Before(cutoff) && later[i] >= minV
@@ -272,6 +278,85 @@ func (s *Store) pruneSegments(ctx context.Context, h Held, p string) {
 			break
 		}
 		total -= seg.size
+		dropped++
 	}
 	s.hist.put(p, nil)
+	if kept := segs[dropped:]; dropped > 0 && kept[len(kept)-1].n > 0 {
+		last := kept[len(kept)-1]
+		sum := &logState{seg: last, segs: len(kept), closed: total - last.size}
+		if len(kept) > 1 {
+			sum.oldestEnd = info[dropped+1].first
+		}
+		s.writeLast(ctx, h, p, sum)
+	}
+}
+
+// The summary of a log. Where the lock cannot append (S3), a change
+// rewrites the last segment, and listing the segments to find it would
+// cost a fresh Store (a command) bytes that grow with the history: the
+// log's folder holds a hidden summary, ".last", of one line ("<last
+// segment's number> <segments> <size of the others> <time the oldest
+// ends, or -> <logs sharing the bound, as last counted>"), written when a
+// segment is started and when the log is pruned. A fresh Store reads it and the last segment, and checks that
+// no segment follows; a summary that is missing, malformed or behind
+// (a crash between a segment's start and the summary's write) sends it
+// to the listing, as without one. The summary only says where to look:
+// the segments are the log.
+
+// lastName is the summary of the log of the memory file at p.
+func lastName(p string) string { return segDir(p) + "/.last" }
+
+// loadLast is loadLog from the log's summary: nil, with no error, when
+// the summary cannot be used.
+func (s *Store) loadLast(ctx context.Context, p string) (*logState, error) {
+	c, err := s.b.Read(ctx, lastName(p), 256)
+	if err != nil || cutShort(c) {
+		return nil, nil
+	}
+	var n, segs int
+	var closed, logs int64
+	var end string
+	if k, _ := fmt.Sscanf(string(c.Data), "%d %d %d %s %d\n", &n, &segs, &closed, &end, &logs); k != 5 || n < 1 || segs < 1 || closed < 0 || logs < 1 {
+		return nil, nil
+	}
+	s.logCount.CompareAndSwap(0, logs) // how many logs share the bound, as last counted: no listing of them all
+	st := &logState{seg: segment{name: segName(p, n), n: n}, segs: segs, closed: closed}
+	if end != "-" {
+		if st.oldestEnd, err = time.Parse(time.RFC3339Nano, end); err != nil {
+			return nil, nil
+		}
+	}
+	if _, err := s.b.Read(ctx, segName(p, n+1), 0); !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // behind: a segment follows, or the backend failed
+	}
+	records, data, err := s.readSegmentData(ctx, st.seg, segMax(s.historyBytes(), true)+journal.MaxLine)
+	if err != nil || data.Version == "" {
+		return nil, nil
+	}
+	st.seg.size = data.Size
+	st.records, st.changes = records, changes(records)
+	st.known = &segData{data: data.Data, version: data.Version}
+	return st, nil
+}
+
+// writeLast writes the summary of the log st of the memory file at p,
+// where the lock cannot append. It is a hint: a failure leaves the next
+// fresh Store to list the segments.
+func (s *Store) writeLast(ctx context.Context, h Held, p string, st *logState) {
+	if _, appends := h.(appender); appends {
+		return
+	}
+	end := "-"
+	if !st.oldestEnd.IsZero() {
+		end = st.oldestEnd.UTC().Format(time.RFC3339Nano)
+	}
+	line := fmt.Sprintf("%d %d %d %s %d\n", st.seg.n, st.segs, st.closed, end, max(s.logCount.Load(), 1))
+	name := lastName(p)
+	c, err := s.b.Read(ctx, name, 256)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil || c.Version == "":
+		return
+	}
+	h.Write(ctx, name, []byte(line), c.Version)
 }

@@ -545,10 +545,11 @@ type HistoryPolicy struct {
 	// MaxBytes bounds the size of all the logs of a backend together: each
 	// log gets its share, its oldest versions going first, never the
 	// current one. A log's size is judged as each record is appended to
-	// it (and at Compact): a log over its share is pruned at once, to
-	// three quarters of it, so that it is not pruned again at its next
-	// change, and no log passes its share by more than one record. 0
-	// means 64 MiB.
+	// it (and at Compact): a log over its share has its oldest segments
+	// removed at once, to three quarters of it, so that it is not pruned
+	// again at its next change, and no log passes its share by more than
+	// its last segment (a quarter of the share at most, and one record).
+	// 0 means 64 MiB.
 	MaxBytes int64
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -55,8 +56,9 @@ func shortEntry(i int) string {
 }
 
 // appendBytes appends n entries to one month, then returns the bytes the
-// next k appends moved each, on average, and their requests.
-func appendBytes(t testing.TB, n, k int) (perChange float64, requests float64) {
+// next k appends moved each, on average, through one Store, or through a
+// fresh Store for each (its opening not counted) when fresh.
+func appendBytes(t testing.TB, n, k int, fresh bool) float64 {
 	e := newEnv(t)
 	cc := &countingClient{next: awshttp.NewBuildableClient()}
 	b := e.backend(newClient(e.gw.endpoint, cc))
@@ -67,31 +69,39 @@ func appendBytes(t testing.TB, n, k int) (perChange float64, requests float64) {
 			t.Fatal(err)
 		}
 	}
-	before, reqs := cc.bytes(), cc.requests.Load()
+	var moved int64
 	for i := range k {
+		if fresh {
+			s = openStore(t, b)
+		}
+		before := cc.bytes()
 		if err := s.Append(ctx, storeMonth, shortEntry(n+i), ""); err != nil {
 			t.Fatal(err)
 		}
+		moved += cc.bytes() - before
 	}
-	return float64(cc.bytes()-before) / float64(k), float64(cc.requests.Load()-reqs) / float64(k)
+	return float64(moved) / float64(k)
 }
 
 // TestHistoryBytesDoNotGrow: the bytes an append moves on S3 (requests'
 // and responses' bodies) do not grow with the history of its file: the
-// log is kept in segments, and a change reads and writes only the last.
+// log is kept in segments, and a change reads and writes only the last,
+// which a fresh Store finds by the log's summary, without listing them.
 // Averaged over 20 appends after 100 and after 600 appends of ~100-byte
-// entries: the log of the month is then about 25 KB and 150 KB, which a
-// change that rewrote its whole log would move four times over (read and
-// written, for the record and for its mark).
+// entries, through one Store and through a fresh Store each: the log of
+// the month is then about 25 KB and 150 KB, which a change that rewrote
+// its whole log would move four times over (read and written, for the
+// record and for its mark).
 func TestHistoryBytesDoNotGrow(t *testing.T) {
 	if testing.Short() {
-		t.Skip("600 appends on the gateway")
+		t.Skip("1,400 appends on the gateway")
 	}
-	early, _ := appendBytes(t, 100, 20)
-	late, _ := appendBytes(t, 600, 20)
-	t.Logf("bytes moved by one append: %.0f after 100 appends, %.0f after 600", early, late)
-	if late > early+64<<10 {
-		t.Errorf("an append moved %.0f bytes after 600 appends, %.0f after 100: it grows with the history", late, early)
+	for _, fresh := range []bool{false, true} {
+		early, late := appendBytes(t, 100, 20, fresh), appendBytes(t, 600, 20, fresh)
+		t.Logf("bytes moved by one append (fresh Store: %v): %.0f after 100 appends, %.0f after 600", fresh, early, late)
+		if late > early+64<<10 {
+			t.Errorf("an append moved %.0f bytes after 600 appends, %.0f after 100 (fresh Store: %v): it grows with the history", late, early, fresh)
+		}
 	}
 }
 
@@ -143,4 +153,45 @@ func BenchmarkHistoryBytes(b *testing.B) {
 			})
 		}
 	}
+}
+
+// TestHistorySummaryBehind: a log's summary that is behind its segments
+// (a writer killed between starting a segment and writing the summary),
+// malformed or missing sends a fresh Store to the listing: every change
+// is still recorded after the one before, in the last segment.
+func TestHistorySummaryBehind(t *testing.T) {
+	e := newEnv(t)
+	b := e.backend(nil)
+	ctx := context.Background()
+	s := openStore(t, b)
+	const last = ".history/" + storeMonth + "/.last"
+	n := 0
+	appendOne := func() {
+		t.Helper()
+		if err := openStore(t, b).Append(ctx, storeMonth, shortEntry(n), ""); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	for range 300 { // several segments
+		if err := s.Append(ctx, storeMonth, shortEntry(n), ""); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	summary, ok := rawGet(e, last)
+	if !ok || strings.HasPrefix(summary, "1 ") {
+		t.Fatalf("no summary of a log of several segments: %q", summary)
+	}
+	for _, bad := range []string{"1 1 0 - 1\n", "not a summary\n", ""} {
+		if bad == "" {
+			rawDelete(e, last)
+		} else {
+			rawPut(e, last, bad)
+		}
+		appendOne()
+		requireHistory(t, openStore(t, b), "summary "+strings.TrimSpace(bad), true)
+	}
+	appendOne()
+	requireHistory(t, openStore(t, b), "after", true)
 }

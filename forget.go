@@ -362,6 +362,7 @@ func (s *Store) forgetHistory(ctx context.Context, p string, text []byte, was st
 				return nil
 			}
 			err = nil
+			closed := false // a segment before the last rewritten
 			for i := len(files) - 1; i >= 0 && err == nil; i-- {
 				end := len(records)
 				if i+1 < len(files) {
@@ -370,9 +371,17 @@ func (s *Store) forgetHistory(ctx context.Context, p string, text []byte, was st
 				f := files[i]
 				if bytes.Contains(f.data, text) || slices.ContainsFunc(held, func(k int) bool { return k >= starts[i] && k < end }) {
 					_, err = h.Write(ctx, f.name, journal.Encode(out[starts[i]:end]), f.version)
+					closed = closed || i < len(files)-1
 				}
 			}
 			s.hist.put(p, nil)
+			if closed {
+				// The log's summary gives the segments' sizes as they
+				// were: without it, the next change lists them.
+				if c, err := s.b.Read(ctx, lastName(p), 256); err == nil && c.Version != "" {
+					_ = h.Remove(ctx, lastName(p), c.Version)
+				}
+			}
 			if err == nil {
 				n = len(places(p, records, held, nil, was, false))
 				return nil

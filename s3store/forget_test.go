@@ -3,6 +3,7 @@ package s3store_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	memory "github.com/mdmemory/memory"
 )
 
 // TestForgetLeavesNoObject forgets a text from a store on a prefix, and
@@ -98,4 +101,52 @@ func (e *env) holding(text string) []string {
 		e.t.Fatal(err)
 	}
 	return held
+}
+
+// TestForgetSegments forgets a text that every segment of a log holds:
+// the segments are rewritten, the log's summary of their sizes goes, and
+// the history reads on, with the changes after it recorded.
+func TestForgetSegments(t *testing.T) {
+	g := needGateway(t)
+	e := &env{t: t, gw: g, client: newClient(g.endpoint, nil), prefix: newPrefix(t)}
+	t.Cleanup(func() { deletePrefix(t, e) })
+	const text = "sister Beth's stay at the Leeds clinic"
+	ctx := context.Background()
+	s := openStore(t, e.backend(nil))
+	filler := strings.Repeat("- Note: a line of know-how that fills the file\n", 180)
+	for i := range 120 {
+		content := fmt.Sprintf("# Memory\n\n> Summary: know-how\n\n- Family: %s\n- Count: %d\n%s", text, i, filler)
+		if err := s.Write(ctx, "facts/memory.md", content); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := rawGet(e, ".history/facts/memory.md/00000002.log"); !ok {
+		t.Fatal("the log is one segment")
+	}
+	if _, ok := rawGet(e, ".history/facts/memory.md/.last"); !ok {
+		t.Fatal("the log has no summary")
+	}
+	if _, err := s.Forget(ctx, text); err != nil {
+		t.Fatal(err)
+	}
+	if held := e.holding(text); len(held) > 0 {
+		t.Fatalf("after Forget, %v hold the text", held)
+	}
+	if _, ok := rawGet(e, ".history/facts/memory.md/.last"); ok {
+		t.Error("the summary of the segments' sizes before Forget is still there")
+	}
+	if err := s.Write(ctx, "facts/memory.md", "# Memory\n\n> Summary: know-how\n\n- Count: done\n"); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []*memory.Store{s, openStore(t, e.backend(nil))} {
+		changes, err := st.History(ctx, "facts/memory.md", nil)
+		if err != nil || len(changes) != 122 || changes[0].Op != "write" || changes[1].Op != "forget" {
+			t.Fatalf("History: %d changes, %v", len(changes), err)
+		}
+		for _, c := range changes {
+			if got, err := st.ReadVersion(ctx, "facts/memory.md", c.New); err != nil || strings.Contains(got, "Leeds") {
+				t.Fatalf("version %s: %v", c.New, err)
+			}
+		}
+	}
 }

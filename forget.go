@@ -48,7 +48,9 @@ type Place struct {
 // Text is matched byte for byte, and taken out as [Store.Locate] shows:
 // the bytes go, and a line they leave with nothing but white space or a
 // list or quote marker ("- ", "1. ", "> ") goes whole, so that forgetting
-// a fact's value leaves no empty bullet. Every memory file is searched:
+// a fact's value leaves no empty bullet. Text may span lines (a key
+// block), and is found only where its lines are as given. Every memory
+// file is searched:
 // the fact files, the months with their parts and compaction's archived
 // originals, procedures.md, the shared world topics (Options.World: a
 // topic any agent sharing it may have written, forgotten for all of them),

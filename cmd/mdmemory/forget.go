@@ -25,8 +25,8 @@ search makes them again. It says in how many places it took TEXT out: each
 file that held it, and each version in the history.
 
 TEXT is matched byte for byte, and must have at least 4 characters besides
-white space at its ends. The bytes go; a line left with nothing but white
-space or a list marker ("- ") goes whole. TEXT "-" reads it from standard
+white space at its ends; it may span lines. The bytes go; a line left with
+nothing but white space or a list marker ("- ") goes whole. TEXT "-" reads it from standard
 input (one newline at its end left out), so that it stays out of the
 shell's history.
 

@@ -50,12 +50,11 @@ type Place struct {
 // list or quote marker ("- ", "1. ", "> ") goes whole, so that forgetting
 // a fact's value leaves no empty bullet. Text may span lines (a key
 // block), and is found only where its lines are as given. Every memory
-// file is searched:
-// the fact files, the months with their parts and compaction's archived
-// originals, procedures.md, the shared world topics (Options.World: a
-// topic any agent sharing it may have written, forgotten for all of them),
-// and persona.md, which no tool may change but whose owner may ask to
-// forget. Each file that held text is changed as a change of its own,
+// file is searched: the fact files, the months with their parts and
+// compaction's archived originals, procedures.md, the shared world topics
+// (Options.World: a topic any agent sharing it may have written, forgotten
+// for all of them), and persona.md, which no tool may change but whose
+// owner may ask to forget. Each file that held text is changed as a change of its own,
 // operation "forget", recorded without the text and held to none of the
 // rules of what a change may add (the budgets, the fact guard, the secret
 // guard): it only takes text away. A file in facts/, episodes/ or world/

@@ -60,7 +60,8 @@ type Place struct {
 // guard): it only takes text away. A file in facts/, episodes/ or world/
 // that is no memory file of this store (a fact file its options no longer
 // name, a file a person put there) loses the text too, without a record:
-// no history keeps it.
+// no history keeps it; unless it is no text a memory file could be (not
+// UTF-8, over 1 MiB), which is the person's and left as it is.
 //
 // Then every version the history keeps is rewritten without it: a
 // version keeps its name in [Store.History], so that the chain of versions
@@ -70,7 +71,8 @@ type Place struct {
 // again, and on a [Dir] the temporary files a crash left behind.
 //
 // Afterwards no byte of text is left under the store's directory or
-// prefix, on its backend and on the World backend. A kill at any moment
+// prefix, on its backend and on the World backend, but in such a file of
+// a person's. A kill at any moment
 // leaves the text either gone or still where Locate finds it, so that a
 // second Forget finishes the work, and every version the history names
 // readable. What Forget cannot reach: copies the backend keeps of its own
@@ -167,10 +169,7 @@ func (s *Store) Locate(ctx context.Context, text string) ([]Place, error) {
 	var out []Place
 	was := map[string]string{} // as in Forget
 	for _, f := range files {
-		data, _, err := s.readFile(ctx, opForget, f)
-		if errors.Is(err, ErrInvalidPath) {
-			continue // a link that leads out: no file of the memory
-		}
+		data, err := s.readForget(ctx, f)
 		if err != nil {
 			return nil, err
 		}
@@ -246,16 +245,28 @@ func (s *Store) memoryFiles(ctx context.Context) ([]target, error) {
 	return out, nil
 }
 
+// readForget reads the file t for Forget and Locate: nothing of a link
+// that leads out, which is no file of the memory, nor of a stray file that
+// is not text a memory file could be (too large, not UTF-8): a person's,
+// which Forget leaves as it is.
+func (s *Store) readForget(ctx context.Context, t target) ([]byte, error) {
+	data, _, err := s.readFile(ctx, opForget, t)
+	switch {
+	case errors.Is(err, ErrInvalidPath):
+		return nil, nil
+	case t.stray && (errors.Is(err, ErrInvalidContent) || err == nil && !utf8.Valid(data)):
+		return nil, nil
+	}
+	return data, err
+}
+
 // errNothing ends a forget of a file that no longer holds the text.
 var errNothing = errors.New("nothing to forget")
 
 // forgetFile takes text out of the memory file t through the change
 // path, and returns the version it had, "" when it did not hold text.
 func (s *Store) forgetFile(ctx context.Context, t target, text []byte) (string, error) {
-	data, _, err := s.readFile(ctx, opForget, t)
-	if errors.Is(err, ErrInvalidPath) {
-		return "", nil // a link that leads out: no file of the memory
-	}
+	data, err := s.readForget(ctx, t)
 	if err != nil || !bytes.Contains(data, text) {
 		return "", err
 	}

@@ -446,3 +446,23 @@ func holdingOn(t testing.TB, b memory.Backend, text string) []string {
 	}
 	return held
 }
+
+// A file a person put in a memory folder that is not text a memory file
+// could be is left as it is, and does not stop Forget.
+func TestForgetLeavesOtherFiles(t *testing.T) {
+	s, dir := open(t, nil)
+	leavesBroken(t, "files a person put in facts/ that are no memory files")
+	ctx := context.Background()
+	binary := "\xff\xfe" + forgotten
+	writeFile(t, dir, "facts/photo.jpg", binary)
+	writeFile(t, dir, "facts/huge.md", forgotten+strings.Repeat("x", 1<<20+10))
+	writeFile(t, dir, "facts/user.md", "# User\n\n> Summary: who\n\n- Family: "+forgotten+"\n")
+	places, err := s.Locate(ctx, forgotten)
+	require.NoError(t, err)
+	require.Len(t, places, 1)
+	n, err := s.Forget(ctx, forgotten)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, binary, readFile(t, dir, "facts/photo.jpg"))
+	require.ElementsMatch(t, []string{"facts/photo.jpg", "facts/huge.md"}, holding(t, dir, forgotten))
+}

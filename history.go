@@ -242,13 +242,12 @@ func (s *Store) versionContent(ctx context.Context, op string, t target, version
 	if version == "" {
 		return nil, modelErr(op, t.path, ErrNotFound, "the version is empty: a file that does not exist has no content", "; give one of the versions History lists")
 	}
-	records, err := s.readLog(ctx, t.path)
-	if err != nil {
-		return nil, hostErr(op, t.path, fmt.Errorf("history: %w", err))
-	}
-	b, err := journal.Content(records, version)
+	b, err := s.segmentContent(ctx, t.path, version)
 	if err == nil {
 		return b, nil
+	}
+	if !errors.Is(err, journal.ErrNoContent) {
+		return nil, hostErr(op, t.path, fmt.Errorf("history: %w", err))
 	}
 	// The current content, recorded or not yet.
 	c, rerr := s.b.Read(ctx, t.path, readLimit)

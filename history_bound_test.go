@@ -50,8 +50,8 @@ func historyBytes(t *testing.T, dir string) int64 {
 // writes through one Store.
 func TestHistoryBoundedAsMade(t *testing.T) {
 	ctx := context.Background()
-	const bound = 8 << 20 // MaxBytes; each record is about 1.5 MB
-	const size = 512 << 10
+	const bound = 2 << 20 // MaxBytes; each record is about 400 KB
+	const size = 128 << 10
 	opts := &memory.Options{Now: feb26, History: memory.HistoryPolicy{MaxBytes: bound}}
 	check := func(t *testing.T, s *memory.Store, dir string, versions []string) {
 		t.Helper()
@@ -67,7 +67,7 @@ func TestHistoryBoundedAsMade(t *testing.T) {
 	t.Run("a fresh Store each write", func(t *testing.T) {
 		_, dir := open(t, opts)
 		var versions []string
-		for i := range 12 {
+		for i := range 10 {
 			s, err := memory.Open(dir, opts)
 			require.NoError(t, err)
 			text := percentMonth(i, size)
@@ -85,7 +85,7 @@ func TestHistoryBoundedAsMade(t *testing.T) {
 	t.Run("one Store", func(t *testing.T) {
 		s, dir := open(t, opts)
 		var versions []string
-		for i := range 12 {
+		for i := range 10 {
 			text := percentMonth(i, size)
 			require.NoError(t, s.Write(ctx, "episodes/2026-02.md", text))
 			versions = append(versions, memory.Version(text))
@@ -109,7 +109,7 @@ func TestHistoryBoundedAsMade(t *testing.T) {
 		require.NoError(t, os.RemoveAll(filepath.Join(dir, ".history", "episodes", "2026-02.md")))
 		f, err := os.Create(filepath.Join(dir, ".history", "episodes", "2026-02.md.log"))
 		require.NoError(t, err)
-		for written := 0; written < 80<<20; written += len(one) {
+		for written := 0; written < 65<<20; written += len(one) {
 			_, err := f.Write(one)
 			require.NoError(t, err)
 		}
@@ -160,4 +160,103 @@ func TestHistoryBoundedAsMade(t *testing.T) {
 		require.Empty(t, h[2].Old, "the first change created it")
 		require.FileExists(t, filepath.Join(dir, firstSegment("facts/user.md")), "the new change in a segment")
 	})
+}
+
+// TestHistorySegmentsRewritten: on a backend that cannot append (each
+// change rewrites the last segment, as on S3), a log of many segments is
+// found by its summary through a fresh Store, which falls back to the
+// listing when the summary is behind, malformed or missing, and pruned
+// whole segments at a time within a small bound; every change is listed
+// once, from the version the one before made, and reads back.
+func TestHistorySegmentsRewritten(t *testing.T) {
+	ctx := context.Background()
+	m := newMemBackend()
+	opts := &memory.Options{Now: feb26, History: memory.HistoryPolicy{MaxBytes: 64 << 10}}
+	fresh := func() *memory.Store {
+		s, err := memory.OpenBackend(m, opts)
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	const path = "facts/user.md"
+	text := func(i int) string {
+		return fmt.Sprintf("# User\n\n> Summary: version %d\n\n%s- Counter: %d\n", i, strings.Repeat(fmt.Sprintf("- a fact line of version %d, some fifty bytes\n", i), 20), i)
+	}
+	const last = ".history/" + path + "/.last"
+	s := fresh()
+	n := 0
+	write := func(s *memory.Store) {
+		t.Helper()
+		require.NoError(t, s.Write(ctx, path, text(n)))
+		n++
+	}
+	for range 60 {
+		write(s)
+	}
+	summary, err := m.Read(ctx, last, -1)
+	require.NoError(t, err, "a log of several segments has its summary")
+	require.NotEqual(t, "1", strings.Fields(string(summary.Data))[0])
+	for _, bad := range []string{"1 1 0 - 1\n", "not a summary\n", ""} {
+		h, err := m.Lock(ctx, last)
+		require.NoError(t, err)
+		if bad == "" {
+			require.NoError(t, h.Remove(ctx, last, memory.Version(string(m.files[last]))))
+		} else {
+			_, err = h.Write(ctx, last, []byte(bad), memory.Version(string(m.files[last])))
+			require.NoError(t, err)
+		}
+		for range 3 {
+			write(fresh())
+		}
+	}
+	for range 40 {
+		write(fresh())
+	}
+	var logBytes int64
+	entries, err := m.List(ctx, ".history")
+	require.NoError(t, err)
+	for _, e := range entries {
+		logBytes += e.Size
+	}
+	require.LessOrEqual(t, logBytes, int64(64<<10+8<<10), "the log within its bound, but for the summary and the last segment's records")
+	h, err := fresh().History(ctx, path, nil)
+	require.NoError(t, err)
+	require.Greater(t, len(h), 5)
+	require.Equal(t, memory.Version(text(n-1)), h[0].New)
+	for i, c := range h {
+		if i > 0 {
+			require.Equal(t, h[i-1].Old, c.New, "each change from the version the one before made")
+		}
+		require.False(t, c.Pending)
+		for _, v := range []string{c.Old, c.New} {
+			got, err := s.ReadVersion(ctx, path, v)
+			require.NoError(t, err)
+			require.Equal(t, v, memory.Version(got))
+		}
+	}
+}
+
+// TestReadVersionNewestSegments: ReadVersion reads a log from its newest
+// segment back and stops at the first that rebuilds the version: a recent
+// version reads back though an old segment cannot be read at all.
+func TestReadVersionNewestSegments(t *testing.T) {
+	ctx := context.Background()
+	s, dir := open(t, &memory.Options{Now: feb26})
+	leavesBroken(t, "an old segment of the log is a link to itself")
+	var versions []string
+	for i := range 60 {
+		text := factVersion(i, 3000)
+		require.NoError(t, s.Write(ctx, "facts/user.md", text))
+		versions = append(versions, memory.Version(text))
+	}
+	first := filepath.Join(dir, firstSegment("facts/user.md"))
+	_, err := os.Stat(filepath.Join(filepath.Dir(first), "00000003.log"))
+	require.NoError(t, err, "the log has several segments")
+	require.NoError(t, os.Remove(first))
+	require.NoError(t, os.Symlink("00000001.log", first))
+	got, err := s.ReadVersion(ctx, "facts/user.md", versions[58])
+	require.NoError(t, err)
+	require.Equal(t, factVersion(58, 3000), got)
+	_, err = s.ReadVersion(ctx, "facts/user.md", versions[0])
+	require.Error(t, err, "the oldest version was in the segment that cannot be read")
 }

@@ -16,6 +16,10 @@ import (
 	"github.com/mdmemory/memory"
 )
 
+// sealKillBytes bounds the logs of TestHistoryKill, so that its few
+// rounds prune them too.
+const sealKillBytes = 512 << 10
+
 // sealKillWorker is the worker of TestHistoryKill: forever, it appends an
 // entry of several KB to one month, which fills and is sealed into parts
 // every few appends, writes facts/user.md and patches facts/memory.md,
@@ -57,12 +61,12 @@ func sealKillWorker(ctx context.Context, s *memory.Store) error {
 // and a change the history names has its version before explained by the
 // change before it.
 func TestHistoryKill(t *testing.T) {
-	rounds := 40
+	rounds := 15
 	if *long {
 		rounds = 400
 	}
 	if testing.Short() {
-		rounds = 15
+		rounds = 8
 	}
 	_, dir := open(t, nil)
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -74,7 +78,7 @@ func TestHistoryKill(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
 		lines := bufio.NewScanner(out)
-		for range 1 + rng.IntN(150) {
+		for range 1 + rng.IntN(40) {
 			if !lines.Scan() {
 				break
 			}
@@ -85,7 +89,7 @@ func TestHistoryKill(t *testing.T) {
 		require.NoError(t, cmd.Process.Kill())
 		_ = cmd.Wait()
 
-		s, err := memory.Open(dir, &memory.Options{Now: feb26})
+		s, err := memory.Open(dir, &memory.Options{Now: feb26, History: memory.HistoryPolicy{MaxBytes: sealKillBytes}})
 		require.NoError(t, err, "round %d", round)
 		h, err := s.History(ctx, "", nil)
 		require.NoError(t, err, "round %d", round)

@@ -66,7 +66,11 @@ func worker(role, dir, id string, nStr string) error {
 		// Waits for the lock beside many others: the default LockTimeout.
 		return fairWorker(dir, id, n)
 	}
-	s, err := memory.Open(dir, &memory.Options{Now: feb26})
+	opts := &memory.Options{Now: feb26}
+	if role == "sealkill" {
+		opts.History.MaxBytes = sealKillBytes
+	}
+	s, err := memory.Open(dir, opts)
 	if err != nil {
 		return err
 	}

@@ -145,7 +145,7 @@ func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record,
 	// The records of the change, made against the records before them in
 	// the segment they go to: nothing, in a new one, so that its first
 	// record is content whole.
-	make := func(prev []journal.Record) []journal.Record {
+	build := func(prev []journal.Record) []journal.Record {
 		var add []journal.Record
 		if end != oldVer {
 			r := journal.NewRecord(prev, journal.Outside, "", end, nil, oldVer, c.old, now)
@@ -159,7 +159,7 @@ func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record,
 		// The records are appended to in place: the Store's changes
 		// take turns, and a state once put is read only up to its
 		// length.
-		add = make(st.records)
+		add = build(st.records)
 		whole := slices.ContainsFunc(add, func(r journal.Record) bool { return r.Full })
 		share := int64(s.share(ctx))
 		_, appends := h.(appender)
@@ -167,7 +167,7 @@ func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record,
 	}
 	next := &logState{seg: st.seg, records: st.records, closed: st.closed, segs: st.segs, oldestEnd: st.oldestEnd, changes: st.changes}
 	if roll {
-		add = make(nil)
+		add = build(nil)
 		next.seg = segment{name: segName(p, st.seg.n+1), n: st.seg.n + 1}
 		next.records, next.closed, next.segs, next.changes = nil, st.closed+st.seg.size, st.segs+1, 0
 		switch st.segs {

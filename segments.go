@@ -154,6 +154,36 @@ func (s *Store) readLog(ctx context.Context, p string) ([]journal.Record, error)
 	return records, nil
 }
 
+// segmentContent returns the content the memory file at p had at
+// version, from the newest segment that records it: each segment starts
+// with content whole, so one rebuilds every version it records, and a
+// recent version is read from the last segments alone. It returns an
+// error wrapping journal.ErrNoContent when no segment can.
+func (s *Store) segmentContent(ctx context.Context, p, version string) ([]byte, error) {
+	segs, err := s.segments(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	last := fmt.Errorf("%w: %s", journal.ErrNoContent, version)
+	for _, seg := range slices.Backward(segs) {
+		records, _, err := s.readSegment(ctx, seg, s.logLimit())
+		switch {
+		case errors.Is(err, errLogTooLarge):
+			continue
+		case err != nil:
+			return nil, err
+		}
+		b, err := journal.Content(records, version)
+		if err == nil {
+			return b, nil
+		}
+		if slices.ContainsFunc(records, func(r journal.Record) bool { return r.New == version && !journal.IsMark(r) }) {
+			last = err // a record of it that does not rebuild: said, unless an older one does
+		}
+	}
+	return nil, last
+}
+
 // loadLog reads what a change needs of the log of the memory file at p:
 // its segments' sizes, and the records of the last one (and its content,
 // when the lock cannot append: appends rewrite it).
@@ -245,7 +275,23 @@ func (s *Store) pruneSegments(ctx context.Context, h Held, p string) {
 	for _, seg := range segs {
 		total += seg.size
 	}
-	// The segments' records, newest first, counted for the versions kept.
+	// By size first, oldest first: a segment is read for its version
+	// alone.
+	dropped := 0
+	for _, seg := range segs[:len(segs)-1] {
+		if total <= share {
+			break
+		}
+		c, err := s.b.Read(ctx, seg.name, 4*s.logLimit())
+		if err != nil || cutShort(c) || h.Remove(ctx, seg.name, c.Version) != nil {
+			break // one too large to read has no version: Check reports it
+		}
+		total -= seg.size
+		dropped++
+	}
+	// Then by age: the records of the segments left, newest first,
+	// counted for the versions always kept.
+	segs = segs[dropped:]
 	type read struct {
 		first, last time.Time
 		changes     int
@@ -254,38 +300,36 @@ func (s *Store) pruneSegments(ctx context.Context, h Held, p string) {
 	}
 	info := make([]read, len(segs))
 	later := make([]int, len(segs)) // changes in the segments after each
-	for i := len(segs) - 1; i >= 0; i-- {
+	for i := len(segs) - 1; i >= 0 && len(segs) > 1; i-- {
 		if i < len(segs)-1 {
 			later[i] = later[i+1] + info[i+1].changes
 		}
 		rs, v, err := s.readSegment(ctx, segs[i], 4*s.logLimit())
 		if err != nil && !errors.Is(err, errLogTooLarge) {
-			return
+			break
 		}
 		info[i] = read{changes: changes(rs), version: v, ok: err == nil}
 		if len(rs) > 0 {
 			info[i].first, info[i].last = rs[0].Time, rs[len(rs)-1].Time
 		}
 	}
-	dropped := 0
+	aged := 0
 	for i, seg := range segs[:len(segs)-1] {
-		over := total > share
-		old := info[i].ok && info[i].last.Before(cutoff) && later[i] >= minV
-		if !over && !old || !info[i].ok {
+		if !info[i].ok || !info[i].last.Before(cutoff) || later[i] < minV {
 			break
 		}
 		if err := h.Remove(ctx, seg.name, info[i].version); err != nil {
 			break
 		}
 		total -= seg.size
-		dropped++
+		aged++
 	}
 	s.hist.put(p, nil)
-	if kept := segs[dropped:]; dropped > 0 && kept[len(kept)-1].n > 0 {
+	if kept := segs[aged:]; dropped+aged > 0 && kept[len(kept)-1].n > 0 {
 		last := kept[len(kept)-1]
 		sum := &logState{seg: last, segs: len(kept), closed: total - last.size}
 		if len(kept) > 1 {
-			sum.oldestEnd = info[dropped+1].first
+			sum.oldestEnd = info[aged+1].first
 		}
 		s.writeLast(ctx, h, p, sum)
 	}

@@ -241,3 +241,16 @@ func TestListed(t *testing.T) {
 	require.Equal(t, []int{2}, journal.Listed(notLanded, []int{2}), "a version before that an earlier record makes")
 	require.Empty(t, journal.Listed(nil, nil))
 }
+
+// TestFirstTime: the time of a log's first record, from the first bytes
+// of its line alone.
+func TestFirstTime(t *testing.T) {
+	line := journal.Append(nil, rec("", "A"))
+	got, ok := journal.FirstTime(line[:40])
+	require.True(t, ok)
+	require.Equal(t, t0, got)
+	for _, bad := range []string{"", `{"op":"write"}`, `{"t":"2026-`, `{"t":"yesterday","op":"x"}`} {
+		_, ok := journal.FirstTime([]byte(bad))
+		require.False(t, ok, bad)
+	}
+}

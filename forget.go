@@ -43,7 +43,8 @@ type Place struct {
 
 // Forget takes every occurrence of text out of memory, and returns the
 // number of places it took it out of: each memory file that held it
-// (however many times) and each version kept in the history that held it.
+// (however many times) and each other version kept in the history that
+// held it, as [Store.Locate] lists them.
 //
 // Text is matched byte for byte, and taken out as [Store.Locate] shows:
 // the bytes go, and a line they leave with nothing but white space or a
@@ -151,7 +152,8 @@ func (s *Store) Forget(ctx context.Context, text string) (int, error) {
 // Locate returns the places [Store.Forget] would take text out of, and
 // changes nothing: each memory file that holds it now, with the lines it
 // starts on, then each version in the history that holds it, by file and
-// oldest first. Its errors are Forget's.
+// oldest first (but the version a file is at now, whose place is the
+// file's). Forget returns as many. Its errors are Forget's.
 func (s *Store) Locate(ctx context.Context, text string) ([]Place, error) {
 	end, err := s.begin(ctx, opForget, "")
 	if err != nil {

@@ -102,6 +102,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzApply$$' -fuzztime=$(or $(FUZZTIME),80000x) ./internal/diff
 	$(GO) test -run='^$$' -fuzz='^FuzzHistory$$' -fuzztime=$(or $(FUZZTIME),5000x) ./internal/journal
 	$(GO) test -run='^$$' -fuzz='^FuzzParseOwn$$' -fuzztime=$(or $(FUZZTIME),100000x) ./internal/journal
+	$(GO) test -run='^$$' -fuzz='^FuzzRedact$$' -fuzztime=$(or $(FUZZTIME),5000x) ./internal/journal
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 $(LIBPKGS)

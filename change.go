@@ -61,7 +61,7 @@ func (l *listing) get(s *Store, ctx context.Context, t target) ([]Entry, error) 
 // A refusal is a model error; a failure of the backend a host error that
 // wraps [ErrChanged] when the file was not at c.ver.
 func (s *Store) commit(ctx context.Context, h Held, c *change) (string, error) {
-	if c.data != nil {
+	if c.data != nil && c.op != opForget { // a forget only takes text away
 		var folder listing
 		grows := c.grows()
 		for _, r := range rules {

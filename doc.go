@@ -324,7 +324,8 @@
 //
 // Every change of a memory file is recorded, whoever makes it (a tool call,
 // a Store method, the reflector, compaction, a restore): when, the
-// operation (write, patch, append, seal, compact, restore, remove), the
+// operation (write, patch, append, seal, compact, restore, forget,
+// remove), the
 // file, who made it, the versions before and after ("" for a file that did
 // not exist), and the content after, whole or as a delta of the content
 // before. Who is the conversation's id for a conversation the host named
@@ -353,7 +354,10 @@
 // again, as a change of its own held to the rules of any change, and
 // [Store.RestoreIf] does so only if the file is still at the version the
 // caller showed, so that a change made meanwhile is never undone unseen.
-// The mdmemory command has them as log, diff and restore.
+// [Store.Forget] takes a text out of every file and every version kept (a
+// version keeps its name, [Change].Redacted, and reads back without it),
+// and [Store.Locate] shows where it is first. The mdmemory command has them
+// as log, diff, restore and forget.
 //
 // [Options].History ([HistoryPolicy]) bounds what is kept: every version of
 // the last 90 days and at least the last 20 of each file whatever their

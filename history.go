@@ -32,9 +32,13 @@ import (
 type Change struct {
 	Time     time.Time
 	Path     string // "facts/user.md"
-	Op       string // "write", "patch", "append", "seal", "compact", "restore", "outside"
+	Op       string // "write", "patch", "append", "seal", "compact", "restore", "forget", "outside"
 	Actor    string // who: a conversation's id or a host-given name ("reflector (id)", "compaction" when they made it); "" for outside changes
 	Old, New string // versions (memory.Version of the content); Old "" when created, New "" when removed
+
+	// Redacted reports a version [Store.Forget] took text out of: it
+	// keeps its name, and reads back without the text.
+	Redacted bool `json:",omitempty"`
 
 	// Pending reports a change made outside the library that no record
 	// holds yet: the file is not at the last version recorded. It is
@@ -196,7 +200,7 @@ func (s *Store) changesOf(ctx context.Context, p string) ([]Change, error) {
 	out := make([]Change, 0, len(landed)+1)
 	for _, i := range journal.Listed(records, landed) {
 		r := records[i]
-		out = append(out, Change{Time: r.Time, Path: p, Op: r.Op, Actor: r.Actor, Old: r.Old, New: r.New})
+		out = append(out, Change{Time: r.Time, Path: p, Op: r.Op, Actor: r.Actor, Old: r.Old, New: r.New, Redacted: r.Redacted != ""})
 	}
 	if end := journal.End(records, landed); end != current && len(records) > 0 {
 		out = append(out, Change{Time: s.now().UTC(), Path: p, Op: journal.Outside, Old: end, New: current, Pending: true})

@@ -103,6 +103,13 @@ func worker(role, dir, id string, nStr string) error {
 				return nil
 			}
 		}
+	case "forget":
+		// Forgets the text of the tests of Forget (forget_test.go),
+		// saying first that it starts.
+		fmt.Println("forgetting")
+		if _, err := s.Forget(ctx, forgotten); err != nil {
+			return err
+		}
 	case "compact":
 		// Compacts every month before 2025-01 with the local rule, then
 		// says so.

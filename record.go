@@ -60,7 +60,7 @@ func histOp(c *change) string {
 		return c.as
 	}
 	switch c.op {
-	case "write", "patch", "append", "seal", "compact", "restore":
+	case "write", "patch", "append", "seal", "compact", "restore", opForget:
 		return c.op
 	}
 	if c.data == nil {

@@ -67,6 +67,7 @@ type target struct {
 	root     string // personaFile or proceduresFile for a file at the root; "" otherwise
 	topic    string // "project-apollo" for world/project-apollo.md, a shared world topic; "" otherwise
 	cache    bool   // the store's own file, outside the grammar: the cache of vectors
+	stray    bool   // a file in a memory folder outside the grammar, which only Forget changes
 }
 
 // isFact reports one of the store's fact files.

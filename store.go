@@ -259,20 +259,30 @@ func fillOptions(opts *Options) (Options, error) {
 // newStore makes the store, after it removed the temporary files a crash
 // left in the folders it writes, on each backend that is a [Dir].
 func newStore(b Backend, o Options) (*Store, error) {
-	own := []string{".", paths.FactsDir, paths.EpisodesDir, paths.EpisodesDir + "/" + paths.ArchiveDir, cacheDir}
-	for _, f := range own[:4] {
-		own = append(own, path.Join(paths.HistoryDir, f)) // the logs' rewrites
-	}
-	if err := sweep(b, o.LockTimeout, own...); err != nil {
+	if err := sweep(b, o.LockTimeout, storeFolders()...); err != nil {
 		return nil, err
 	}
 	if o.World != nil {
-		if err := sweep(o.World, o.LockTimeout, paths.WorldDir, paths.HistoryDir+"/"+paths.WorldDir); err != nil {
+		if err := sweep(o.World, o.LockTimeout, worldFolders()...); err != nil {
 			return nil, err
 		}
 		b = split{own: b, world: o.World}
 	}
 	return &Store{b: b, opts: o, turn: make(chan struct{}, 1)}, nil
+}
+
+// storeFolders are the folders of its own backend a store writes.
+func storeFolders() []string {
+	own := []string{".", paths.FactsDir, paths.EpisodesDir, paths.EpisodesDir + "/" + paths.ArchiveDir, cacheDir}
+	for _, f := range own[:4] {
+		own = append(own, path.Join(paths.HistoryDir, f)) // the logs' rewrites
+	}
+	return own
+}
+
+// worldFolders are the folders of the World backend a store writes.
+func worldFolders() []string {
+	return []string{paths.WorldDir, paths.HistoryDir + "/" + paths.WorldDir}
 }
 
 // sweep removes the temporary files a crash left in folders of b, when b

@@ -48,8 +48,9 @@ import (
 // directly, as `aws s3 cp` or a person's editor would), the facts budget,
 // the conversations' version tokens, WriteIf, two Stores appending at once,
 // Compact, the secret guard and Check's report of a credential, world
-// topics that two agents on Backends of their own share
-// through a third (Options.World), and Close. When a case ends, each of
+// topics that two agents on Backends of their own share through a third
+// (Options.World), Forget (no byte of the text left on the Backend, the
+// history still read), and Close. When a case ends, each of
 // its Stores runs [memory.Store.Check] on the memory left, which must find
 // nothing (text outside a fact file's bullets aside).
 //
@@ -102,6 +103,8 @@ var cases = []testCase{
 	{"Secrets", testSecrets},
 	{"SharedWorld", testSharedWorld},
 	{"SharedWorldBudget", testSharedWorldBudget},
+	{"Forget", testForget},
+	{"ForgetWorld", testForgetWorld},
 	{"Close", testClose},
 }
 

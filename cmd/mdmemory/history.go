@@ -45,12 +45,15 @@ func cmdLog() *command {
 		name: "log", args: "[PATH]", summary: "the recorded changes, newest first, of one file or all", reads: true, maxArgs: 1,
 		about: `Lists the changes the history records (Store.History) of the file at PATH, or
 of every file, newest first: when (local time), the operation (write, patch,
-append, seal, compact, restore, remove, or outside for a change made by a
+append, seal, compact, restore, forget, remove, or outside for a change made by a
 person's editor or another program), the file, who made it (a conversation's
 id, a host's name such as "cli", marked "reflector (...)" or "compaction
 (...)" when they made it; "-" for a change made outside the library), and the
 versions before and after, by their first 8 characters ("(none)": the file
 did not exist). diff and restore take a version as log shows it.
+
+A version "forget" took a text out of is marked "(redacted)": it keeps its
+name, and reads back without the text.
 
 A file changed outside the library since its last recorded version starts with
 a change marked "pending": the library records it, with its content, at its
@@ -60,8 +63,8 @@ next change of the file.
 made for it); --since and --until bound the time: YYYY-MM-DD (local
 midnight), an RFC 3339 time, or a span back from now (90m, 36h, 7d, 2w).
 
-With --json: [{"time", "path", "op", "actor", "old", "new", "pending"}], the
-versions whole, "pending" only when true.`,
+With --json: [{"time", "path", "op", "actor", "old", "new", "redacted",
+"pending"}], the versions whole, "redacted" and "pending" only when true.`,
 		setup: func(fs *flag.FlagSet) func(context.Context, *env) error {
 			limit := fs.Int("limit", 0, "the most changes to show, the newest (0: all)")
 			actor := fs.String("actor", "", `only the changes of this actor: "cli", a conversation's id`)
@@ -96,7 +99,7 @@ versions whole, "pending" only when true.`,
 				if e.json {
 					out := make([]jsonChange, 0, len(changes))
 					for _, c := range changes {
-						out = append(out, jsonChange{c.Time, c.Path, c.Op, c.Actor, c.Old, c.New, c.Pending})
+						out = append(out, jsonChange{c.Time, c.Path, c.Op, c.Actor, c.Old, c.New, c.Redacted, c.Pending})
 					}
 					return writeJSON(e.stdout, out)
 				}
@@ -110,13 +113,14 @@ versions whole, "pending" only when true.`,
 // jsonChange is a memory.Change as log --json writes it, in the names
 // the other commands' JSON uses.
 type jsonChange struct {
-	Time    time.Time `json:"time"`
-	Path    string    `json:"path"`
-	Op      string    `json:"op"`
-	Actor   string    `json:"actor"`
-	Old     string    `json:"old"`
-	New     string    `json:"new"`
-	Pending bool      `json:"pending,omitempty"`
+	Time     time.Time `json:"time"`
+	Path     string    `json:"path"`
+	Op       string    `json:"op"`
+	Actor    string    `json:"actor"`
+	Old      string    `json:"old"`
+	New      string    `json:"new"`
+	Redacted bool      `json:"redacted,omitempty"`
+	Pending  bool      `json:"pending,omitempty"`
 }
 
 // printLog writes changes as aligned columns, and what a pending change
@@ -137,7 +141,11 @@ func printLog(w io.Writer, changes []memory.Change) {
 		if actor == "" {
 			actor = "-"
 		}
-		rows = append(rows, []string{when, printable(c.Op), shownPath(c.Path), actor, short(c.Old) + " -> " + short(c.New)})
+		versions := short(c.Old) + " -> " + short(c.New)
+		if c.Redacted {
+			versions += " (redacted)"
+		}
+		rows = append(rows, []string{when, printable(c.Op), shownPath(c.Path), actor, versions})
 	}
 	table(w, rows)
 	if pending {

@@ -21,6 +21,7 @@
 //	edit PATH           open a copy in $VISUAL or $EDITOR; save it only if unchanged meanwhile
 //	restore PATH VERSION
 //	                    bring back a recorded version of a file, if unchanged meanwhile
+//	forget TEXT         take TEXT out of every file and every version the history keeps
 //	compact             condense old months with the local rule; --dry-run lists what it would
 //	import FORMAT DIR   bring in openclaw, claude-code, agnx or toebeans memory; --apply writes
 //	mcp                 the MCP server: on standard input and output, or --http ADDR
@@ -44,7 +45,7 @@
 // when it has none yet, and removes the temporary files a crash of a
 // writer left behind (.NAME.md.tmp-*, never a person's file).
 //
-// add, edit, restore, compact and import write through the library, with
+// add, edit, restore, forget, compact and import write through the library, with
 // the rules the model's tools keep (the path grammar, the fact guard, the
 // budgets, writing only what is still as read); a refusal is said in one
 // line, in the library's words with the commands a person has in place of
@@ -151,7 +152,7 @@ type env struct {
 func commands() []*command {
 	return []*command{
 		cmdLs(), cmdShow(), cmdSearch(), cmdContext(), cmdCheck(), cmdStats(), cmdLog(), cmdDiff(),
-		cmdAdd(), cmdEdit(), cmdRestore(), cmdCompact(), cmdImport(), cmdMCP(), cmdUI(), cmdCompletion(),
+		cmdAdd(), cmdEdit(), cmdRestore(), cmdForget(), cmdCompact(), cmdImport(), cmdMCP(), cmdUI(), cmdCompletion(),
 	}
 }
 
@@ -422,7 +423,7 @@ Flags of every command:
 	b.WriteString(`
 These flags, and --json, go before the command or after it. The commands
 that read (ls, show, search, context, check, stats, log, diff) take --json,
-and change nothing; add, edit, restore, compact and import write, each
+and change nothing; add, edit, restore, forget, compact and import write, each
 through the library's rules, and the history records their changes as made
 by "cli", or by the name in $MDMEMORY_ACTOR. Exit status: 0 on success, 1
 when the command failed or check found a problem, 2 for a mistake in the

@@ -236,10 +236,19 @@ func rebuild(records []Record, i int) ([]byte, error) {
 		}
 		content = next
 	}
-	if v := Version(content); v != records[i].New {
+	if v := Version(content); v != records[i].want() {
 		return nil, fmt.Errorf("%w: %s: rebuilt as %s", ErrNoContent, records[i].New, v)
 	}
 	return content, nil
+}
+
+// want is the version of the content r rebuilds: New's, or the
+// redacted one.
+func (r *Record) want() string {
+	if r.Redacted != "" {
+		return r.Redacted
+	}
+	return r.New
 }
 
 // FullEvery is K: a version in every K of a chain of deltas is written
@@ -282,7 +291,9 @@ func deltaFor(prev []Record, old string, oldContent, newContent []byte) []byte {
 			break
 		}
 	}
-	if at < 0 {
+	if at < 0 || prev[at].Redacted != "" {
+		// A redacted version's content is no longer the one its name
+		// says: a delta against the file's content would not rebuild.
 		return nil
 	}
 	deltas, size := 0, 0

@@ -39,6 +39,11 @@ type Record struct {
 	Old   string    // the version before; "" when the change created the file
 	New   string    // the version after; "" when the change removed it
 
+	// Redacted, when not "", is the version of the content Body rebuilds
+	// now: [Redact] took text out of New's content, and New stays the
+	// name of the version the file had, so that the chain still links.
+	Redacted string
+
 	// Body rebuilds New's content: a delta (internal/diff) against Old's
 	// content, or against nothing when Full. A removal has none.
 	Full bool
@@ -136,6 +141,7 @@ type line struct {
 	Actor string `json:"actor"`
 	Old   string `json:"old"`
 	New   string `json:"new"`
+	Red   string `json:"redacted,omitempty"`
 	Full  bool   `json:"full,omitempty"`
 	Body  string `json:"body,omitempty"`
 }
@@ -154,6 +160,10 @@ func Append(log []byte, r Record) []byte {
 	log = appendString(log, r.Old)
 	log = append(log, `,"new":`...)
 	log = appendString(log, r.New)
+	if r.Redacted != "" {
+		log = append(log, `,"redacted":`...)
+		log = appendString(log, r.Redacted)
+	}
 	if r.Full {
 		log = append(log, `,"full":true`...)
 	}
@@ -263,7 +273,7 @@ func parse(b []byte) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("%w: time: %v", ErrRecord, err)
 	}
-	r := Record{Time: t.UTC(), Op: l.Op, Actor: l.Actor, Old: l.Old, New: l.New, Full: l.Full, Body: l.Body}
+	r := Record{Time: t.UTC(), Op: l.Op, Actor: l.Actor, Old: l.Old, New: l.New, Redacted: l.Red, Full: l.Full, Body: l.Body}
 	return r, r.check()
 }
 
@@ -277,8 +287,11 @@ func (r *Record) check() error {
 			return fmt.Errorf("%w: operation %q", ErrRecord, r.Op)
 		}
 	}
-	if !validVersion(r.Old) || !validVersion(r.New) {
-		return fmt.Errorf("%w: versions %q and %q", ErrRecord, r.Old, r.New)
+	if !validVersion(r.Old) || !validVersion(r.New) || !validVersion(r.Redacted) {
+		return fmt.Errorf("%w: versions %q, %q and %q", ErrRecord, r.Old, r.New, r.Redacted)
+	}
+	if r.Redacted != "" && (IsMark(*r) || r.New == "") {
+		return fmt.Errorf("%w: a redacted version of no content", ErrRecord)
 	}
 	if IsMark(*r) {
 		if r.Body != "" || r.Full {
@@ -331,6 +344,11 @@ func parseOwn(b []byte) (l line, ok bool) {
 			return l, false
 		}
 		if *f.to, b, ok = jsonString(b); !ok {
+			return l, false
+		}
+	}
+	if rest, found := bytes.CutPrefix(b, []byte(`,"redacted":`)); found {
+		if l.Red, b, ok = jsonString(rest); !ok {
 			return l, false
 		}
 	}

@@ -545,6 +545,8 @@ func (h *server) route(w http.ResponseWriter, r *http.Request) {
 		h.restorePage(w, r)
 	case r.URL.Path == "/restore" && post:
 		h.restore(w, r)
+	case r.URL.Path == "/forget" && post:
+		h.forget(w, r)
 	case r.URL.Path == "/version" && get:
 		h.version(w, r)
 	case r.URL.Path == "/compact" && (get || post):
@@ -584,6 +586,8 @@ func (h *server) render(w http.ResponseWriter, r *http.Request, status int, name
 		v.Notice = "Saved."
 	case "restored":
 		v.Notice = "Restored: the file holds that version again, and the history records the restore."
+	case "forgot":
+		v.Notice = "Forgotten: the text is out of every file and every version the history keeps (" + r.URL.Query().Get("n") + " places)."
 	}
 	var b strings.Builder
 	if err := h.pages[name].ExecuteTemplate(&b, "layout", v); err != nil {
@@ -621,7 +625,7 @@ func (h *server) log(what string, err error) {
 
 func parsePages() map[string]*template.Template {
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"overview", "facts", "conflict", "timeline", "entry", "file", "search", "history", "restore", "compact", "login", "fail"} {
+	for _, name := range []string{"overview", "facts", "conflict", "timeline", "entry", "file", "search", "history", "restore", "forget", "compact", "login", "fail"} {
 		t := template.New(name).Funcs(funcs)
 		pages[name] = template.Must(t.ParseFS(files, "templates/layout.html", "templates/"+name+".html"))
 	}

@@ -226,7 +226,7 @@ func TestFormsNeedCSRF(t *testing.T) {
 		}
 		form.Del("csrf")
 	}
-	for _, path := range []string{"/restore", "/compact", "/logout"} {
+	for _, path := range []string{"/restore", "/forget", "/compact", "/logout"} {
 		if status, _, _ := p.post(path, url.Values{"csrf": {"forged"}}); status != http.StatusForbidden {
 			t.Errorf("POST %s with a forged CSRF token: %d, want 403", path, status)
 		}

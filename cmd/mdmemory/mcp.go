@@ -179,9 +179,8 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 	if f.metrics != "" {
 		m = newMetrics()
 	}
-	if m != nil || accessLog != nil {
-		opts.Observer = observer{m: m, log: accessLog}
-	}
+	obs := observer{m: m, log: accessLog}
+	observed := m != nil || accessLog != nil
 	op := &opener{getenv: e.getenv}
 	if m != nil {
 		op.observe = func(b memory.Backend) memory.Backend { return observedBackend{Backend: b, m: m} }
@@ -207,6 +206,10 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 		if u.plain {
 			warnReadable(e, f.users)
 		}
+		obs.key = u.logKey()
+		if observed {
+			opts.Observer = obs
+		}
 		handler = mcpserver.UsersHandler(u, opts)
 		serves = fmt.Sprintf("%d users of %s, each with its token", u.count(), f.users)
 	} else {
@@ -228,6 +231,9 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 			warnReadable(e, f.tokenFile)
 		}
 		opts.Token = token
+		if observed {
+			opts.Observer = obs // one user, who has no id
+		}
 		handler = mcpserver.Handler(s, opts)
 		serves = e.store.where(e.getenv)
 		if token != "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -117,6 +118,7 @@ func (m *metrics) handler() http.Handler {
 type observer struct {
 	m   *metrics
 	log *slog.Logger
+	key []byte // the key of userID: users.logKey
 }
 
 func (o observer) Request(r mcpserver.RequestInfo) {
@@ -135,7 +137,7 @@ func (o observer) Request(r mcpserver.RequestInfo) {
 		}
 		attrs = append(attrs, slog.String("outcome", r.Outcome), slog.Duration("duration", r.Duration))
 		if r.User != "" {
-			attrs = append(attrs, slog.String("user", userID(r.User)))
+			attrs = append(attrs, slog.String("user", userID(o.key, r.User)))
 		}
 		o.log.LogAttrs(context.Background(), slog.LevelInfo, "mcp request", attrs...)
 	}
@@ -148,7 +150,7 @@ func (o observer) HTTP(r mcpserver.HTTPInfo) {
 	if o.log != nil {
 		attrs := []slog.Attr{slog.String("method", r.Method), slog.Int("status", r.Status), slog.Duration("duration", r.Duration), slog.Bool("session", r.Session)}
 		if r.User != "" {
-			attrs = append(attrs, slog.String("user", userID(r.User)))
+			attrs = append(attrs, slog.String("user", userID(o.key, r.User)))
 		}
 		o.log.LogAttrs(context.Background(), slog.LevelInfo, "http request", attrs...)
 	}
@@ -174,11 +176,15 @@ func (o observer) gauge(g func(*metrics) prometheus.Gauge, d float64) {
 }
 
 // userID is what the access log says of a user: the first 12 hex digits
-// of the SHA-256 of its memory's name, the same in every line and every
-// process of a fleet, that names neither the memory nor the token.
-func userID(name string) string {
-	sum := sha256.Sum256([]byte(name))
-	return hex.EncodeToString(sum[:6])
+// of the HMAC-SHA-256, keyed with key (users.logKey), of its memory's
+// name. It is the same in every line and every process of a fleet that
+// reads one users file, and names neither the memory nor the token: a
+// plain hash of the name could be undone by hashing guessed names
+// (s3://memory/users/alice), which takes the key, here the users file.
+func userID(key []byte, name string) string {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(name))
+	return hex.EncodeToString(mac.Sum(nil)[:6])
 }
 
 // newAccessLog returns the access log for --log-format: "text" or "json"

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -256,6 +258,14 @@ func TestMCPHTTPOperated(t *testing.T) {
 			tools++
 			require.NotEmpty(t, rec["user"])
 			require.NotContains(t, rec["user"], "alice")
+			// Not a plain hash of the memory's name, which anyone could
+			// compute from a guess of it: keyed with the users file.
+			name := filepath.Join(mems, "alice")
+			plain := sha256.Sum256([]byte(name))
+			require.NotEqual(t, hex.EncodeToString(plain[:6]), rec["user"])
+			u, err := readUsers(users, "", memory.Options{}, os.Getenv)
+			require.NoError(t, err)
+			require.Equal(t, userID(u.logKey(), name), rec["user"])
 		}
 		if rec["status"] == float64(http.StatusUnauthorized) {
 			statuses++
@@ -498,4 +508,29 @@ func TestReadinessOneProbeAtATime(t *testing.T) {
 	require.Equal(t, int64(1), probes.Load(), "the second call probed too")
 	require.False(t, rd.ready(context.Background()))
 	require.Equal(t, int64(2), probes.Load())
+}
+
+// TestUserIDKeyed: the access log's user id depends on the users file's
+// tokens, so that it cannot be recomputed from a guess of the memory's
+// name alone; processes reading one file agree on it.
+func TestUserIDKeyed(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) *users {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+		u, err := readUsers(path, "", memory.Options{}, os.Getenv)
+		require.NoError(t, err)
+		return u
+	}
+	const mem = "s3://memory/users/alice"
+	a := write("a", "alice-token-0123456789abcdef "+mem+"\nbob-token-0123456789abcdef s3://memory/users/bob\n")
+	again := write("b", "bob-token-0123456789abcdef s3://memory/users/bob\nalice-token-0123456789abcdef "+mem+"\n")
+	other := write("c", "alice-token-ffffffffffffffff "+mem+"\n")
+	id := userID(a.logKey(), mem)
+	require.Len(t, id, 12)
+	require.Equal(t, id, userID(again.logKey(), mem), "the same tokens, in another order")
+	require.NotEqual(t, id, userID(other.logKey(), mem), "other tokens")
+	require.NotEqual(t, id, userID(a.logKey(), "s3://memory/users/bob"))
+	plain := sha256.Sum256([]byte(mem))
+	require.NotEqual(t, hex.EncodeToString(plain[:6]), id)
 }

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -57,7 +56,7 @@ type Users interface {
 	// user's first request, and again after it released the store: it
 	// calls close, once, when the user has no session left and no
 	// request under way. An error is the host's failure: the request
-	// gets 500, and the error goes to Options.Logger.
+	// gets 500, and the error goes to Options.Observer (OpenFailed).
 	Open(ctx context.Context, name string) (store *memory.Store, close func(), err error)
 }
 
@@ -358,10 +357,15 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, user string, bod
 }
 
 // openFailed answers a request whose user's memory could not be opened,
-// and logs why.
+// and tells the Observer who and why. The Logger is told only that it
+// happened: the user's name, which may be a path, and the error, which may
+// hold it, are the Observer's, which knows how to hash them.
 func (h *handler) openFailed(w http.ResponseWriter, user string, err error) {
+	if h.opts.Observer != nil {
+		h.opts.Observer.OpenFailed(user, err)
+	}
 	if h.opts.Logger != nil {
-		h.opts.Logger.Error("mcpserver: open a user's memory", slog.String("user", user), slog.Any("err", err))
+		h.opts.Logger.Error("mcpserver: a user's memory could not be opened (Options.Observer is told whose, and why)")
 	}
 	http.Error(w, "the memory could not be opened", http.StatusInternalServerError)
 }

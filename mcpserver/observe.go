@@ -42,6 +42,15 @@ type Observer interface {
 	// released): their difference is the stores open.
 	StoreOpened()
 	StoreClosed()
+
+	// OpenFailed is called when a user's store could not be opened
+	// (Users.Open returned err) for a request of a [UsersHandler], which
+	// is answered 500. user is the user's name, as for
+	// [RequestInfo.User], and err may name it, or a path, too: hash or
+	// strip them before they go anywhere. This is the one place the
+	// failure is told with its user and error: Options.Logger is only
+	// told that a memory could not be opened.
+	OpenFailed(user string, err error)
 }
 
 // Other is the name an [Observer] is given for a JSON-RPC method or a

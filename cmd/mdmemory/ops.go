@@ -96,10 +96,10 @@ func newMetrics() *metrics {
 		}),
 		backendErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mdmemory_backend_errors_total",
-			Help: "Failures of an S3 memory's backend, by operation (read, list, lock, write, remove): neither a missing file, nor a change made meanwhile, nor a request cancelled.",
+			Help: "Failures of a memory's backend, by operation: a user's store that could not be opened (open, any memory); and on S3 memories read, list, lock, write, remove: neither a missing file, nor a change made meanwhile, nor a request cancelled.",
 		}, []string{"op"}),
 	}
-	for _, op := range []string{"read", "list", "lock", "write", "remove"} {
+	for _, op := range []string{"open", "read", "list", "lock", "write", "remove"} {
 		m.backendErrors.WithLabelValues(op) // shown at 0 before the first
 	}
 	m.reg.MustRegister(m.requests, m.requestSeconds, m.toolCalls, m.toolSeconds, m.httpRequests,
@@ -167,6 +167,38 @@ func (o observer) StoreOpened() {
 }
 func (o observer) StoreClosed() {
 	o.gauge(func(m *metrics) prometheus.Gauge { return m.openStores }, -1)
+}
+
+// OpenFailed counts a user's store that could not be opened as a backend
+// error ("open"), and logs it with the user's id, the error's mentions of
+// the user's memory (its name, which may be a path) replaced by MEMORY.
+func (o observer) OpenFailed(user string, err error) {
+	if o.m != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		o.m.backendErrors.WithLabelValues("open").Inc()
+	}
+	if o.log != nil {
+		o.log.LogAttrs(context.Background(), slog.LevelError, "a user's memory could not be opened",
+			slog.String("user", userID(o.key, user)), slog.String("err", withoutMemory(err.Error(), user)))
+	}
+}
+
+// withoutMemory returns msg with every mention of the memory mem replaced
+// by MEMORY: the name as written, and for s3://BUCKET/PREFIX also
+// BUCKET/PREFIX and PREFIX, the forms an S3 error names it by.
+func withoutMemory(msg, mem string) string {
+	names := []string{mem}
+	if rest, ok := strings.CutPrefix(mem, "s3://"); ok {
+		names = append(names, rest)
+		if _, prefix, ok := strings.Cut(rest, "/"); ok && prefix != "" {
+			names = append(names, prefix)
+		}
+	}
+	for _, n := range names {
+		if n != "" {
+			msg = strings.ReplaceAll(msg, n, "MEMORY")
+		}
+	}
+	return msg
 }
 
 func (o observer) gauge(g func(*metrics) prometheus.Gauge, d float64) {

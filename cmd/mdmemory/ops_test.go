@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -533,4 +534,30 @@ func TestUserIDKeyed(t *testing.T) {
 	require.NotEqual(t, id, userID(a.logKey(), "s3://memory/users/bob"))
 	plain := sha256.Sum256([]byte(mem))
 	require.NotEqual(t, hex.EncodeToString(plain[:6]), id)
+}
+
+// TestObserverOpenFailed: a user's store that could not be opened is
+// counted as a backend error and logged with the user's keyed id, the
+// memory's name out of the error.
+func TestObserverOpenFailed(t *testing.T) {
+	m := newMetrics()
+	var log strings.Builder
+	key := []byte("key")
+	o := observer{m: m, log: slog.New(slog.NewJSONHandler(&log, nil)), key: key}
+	const mem = "s3://memory/users/alice"
+	o.OpenFailed(mem, fmt.Errorf("open %s: head users/alice/facts: access denied (memory/users/alice)", mem))
+	o.OpenFailed(mem, context.Canceled)
+	fams, err := m.reg.Gather()
+	require.NoError(t, err)
+	byName := map[string]*dto.MetricFamily{}
+	for _, f := range fams {
+		byName[f.GetName()] = f
+	}
+	require.Equal(t, 1.0, value(byName, "mdmemory_backend_errors_total", "op", "open"))
+	require.NotContains(t, log.String(), "alice")
+	var rec map[string]any
+	require.NoError(t, json.Unmarshal([]byte(strings.SplitN(log.String(), "\n", 2)[0]), &rec))
+	require.Equal(t, userID(key, mem), rec["user"])
+	require.Contains(t, rec["err"], "access denied")
+	require.Contains(t, rec["err"], "MEMORY")
 }

@@ -308,8 +308,19 @@ func rootOf(where string, parent bool) string {
 	return where
 }
 
-// probe says whether the backend at root, as rootOf gives it, answers: an
-// S3 bucket, to a HEAD; a directory, to a stat.
+// maxStuckStats bounds the stats of a directory probe that are still
+// under way after their timeout (a hung network file system): past it, a
+// probe fails at once rather than start another.
+const maxStuckStats = 4
+
+// stats counts the stats of directory probes under way.
+var stats = make(chan struct{}, maxStuckStats)
+
+// probe says whether the backend at root, as rootOf gives it, answers
+// within probeTimeout: an S3 bucket, to a HEAD; a directory, to a stat.
+// os.Stat takes no context: it runs on a goroutine of its own, which the
+// probe stops waiting for at the timeout (at most maxStuckStats of them at
+// once).
 func probe(ctx context.Context, root string, o *opener) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
@@ -321,32 +332,68 @@ func probe(ctx context.Context, root string, o *opener) error {
 		_, err = c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)})
 		return err
 	}
-	fi, err := os.Stat(root)
-	if err == nil && !fi.IsDir() {
-		err = fmt.Errorf("%s is not a directory", root)
-	}
-	return err
+	return statDir(ctx, root, os.Stat)
 }
 
-// readiness probes the roots, one probe at a time: a call of /readyz,
-// which anyone may make, that comes while a probe is under way takes its
-// result, so that calls in a loop cost the backend no more than one probe
-// after the other.
+// statDir says whether stat finds a directory at root before ctx ends.
+func statDir(ctx context.Context, root string, stat func(string) (fs.FileInfo, error)) error {
+	select {
+	case stats <- struct{}{}:
+	default:
+		return fmt.Errorf("%d stats of %s and the like still under way", maxStuckStats, root)
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer func() { <-stats }()
+		fi, err := stat(root)
+		if err == nil && !fi.IsDir() {
+			err = fmt.Errorf("%s is not a directory", root)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("stat %s: %w", root, ctx.Err())
+	}
+}
+
+// readyInterval is the least time between two probes of /readyz: a call
+// sooner after the last probe ended gets its result. /readyz needs no
+// token, and a client calling it in a loop costs the backend one probe a
+// second at most.
+const readyInterval = time.Second
+
+// readiness probes the roots, one probe at a time, at most one a
+// readyInterval: a call of /readyz, which anyone may make, that comes
+// while a probe is under way takes its result, and one that comes within
+// readyInterval of the last probe's end takes that one's.
 type readiness struct {
 	roots []string
 	probe func(ctx context.Context, root string) error
 	log   *slog.Logger
+	now   func() time.Time // time.Now, or a test's
 
 	mu      sync.Mutex
 	running chan struct{} // closed when the probe under way is done; nil for none
 	ok      bool          // the last probe's result
+	at      time.Time     // when the last probe ended; zero before the first
 
 	waiting func() // tests: called when a call waits for another's probe
 }
 
 // ready reports whether every root answers a probe.
 func (rd *readiness) ready(ctx context.Context) bool {
+	now := time.Now
+	if rd.now != nil {
+		now = rd.now
+	}
 	rd.mu.Lock()
+	if !rd.at.IsZero() && now().Sub(rd.at) < readyInterval {
+		defer rd.mu.Unlock()
+		return rd.ok
+	}
 	if ch := rd.running; ch != nil {
 		rd.mu.Unlock()
 		if rd.waiting != nil {
@@ -376,7 +423,7 @@ func (rd *readiness) ready(ctx context.Context) bool {
 		}
 	}
 	rd.mu.Lock()
-	rd.ok, rd.running = ok, nil
+	rd.ok, rd.running, rd.at = ok, nil, now()
 	rd.mu.Unlock()
 	close(ch)
 	return ok

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	dto "github.com/prometheus/client_model/go"
@@ -183,8 +185,16 @@ func TestMCPHTTPOperated(t *testing.T) {
 
 	code, body := get(t, s.url+"healthz")
 	require.Equal(t, http.StatusOK, code, body)
+	// The memories' folder gone, the server is not ready, and still alive.
+	// (The first probe: a later one within readyInterval would answer
+	// from it, which TestReadinessInterval shows.)
+	require.NoError(t, os.Rename(mems, mems+".away"))
 	code, body = get(t, s.url+"readyz")
-	require.Equal(t, http.StatusOK, code, body)
+	require.Equal(t, http.StatusServiceUnavailable, code, body)
+	require.NotContains(t, body, root)
+	code, _ = get(t, s.url+"healthz")
+	require.Equal(t, http.StatusOK, code)
+	require.NoError(t, os.Rename(mems+".away", mems))
 	require.Equal(t, http.StatusUnauthorized, post(t, s.url, nil).StatusCode)
 
 	// One client in a session of 2025-11-25, one in stateless requests.
@@ -236,14 +246,6 @@ func TestMCPHTTPOperated(t *testing.T) {
 		}
 	}
 	require.NoError(t, cs.Close())
-
-	// The memories' folder gone, the server is not ready, and still alive.
-	require.NoError(t, os.Rename(mems, mems+".away"))
-	code, body = get(t, s.url+"readyz")
-	require.Equal(t, http.StatusServiceUnavailable, code, body)
-	require.NotContains(t, body, root)
-	code, _ = get(t, s.url+"healthz")
-	require.Equal(t, http.StatusOK, code)
 
 	log := s.stop(t)
 	require.NotContains(t, log, alice)
@@ -487,7 +489,9 @@ func TestMCPOperatorUsage(t *testing.T) {
 func TestReadinessOneProbeAtATime(t *testing.T) {
 	var probes atomic.Int64
 	started, release, waits := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	now := time.Unix(1e9, 0)
 	rd := &readiness{
+		now:   func() time.Time { return now },
 		roots: []string{"s3://bucket"},
 		probe: func(context.Context, string) error {
 			if probes.Add(1) == 1 {
@@ -507,6 +511,7 @@ func TestReadinessOneProbeAtATime(t *testing.T) {
 	require.False(t, <-first)
 	require.False(t, <-second)
 	require.Equal(t, int64(1), probes.Load(), "the second call probed too")
+	now = now.Add(readyInterval)
 	require.False(t, rd.ready(context.Background()))
 	require.Equal(t, int64(2), probes.Load())
 }
@@ -560,4 +565,65 @@ func TestObserverOpenFailed(t *testing.T) {
 	require.Equal(t, userID(key, mem), rec["user"])
 	require.Contains(t, rec["err"], "access denied")
 	require.Contains(t, rec["err"], "MEMORY")
+}
+
+// TestReadinessInterval: calls of /readyz in a loop probe the backend at
+// most once a readyInterval; the others get the last result.
+func TestReadinessInterval(t *testing.T) {
+	now := time.Unix(1e9, 0)
+	var probes int
+	up := true
+	rd := &readiness{
+		now:   func() time.Time { return now },
+		roots: []string{"/a", "/b"},
+		probe: func(context.Context, string) error {
+			probes++
+			if !up {
+				return errors.New("down")
+			}
+			return nil
+		},
+	}
+	for range 100 {
+		require.True(t, rd.ready(context.Background()))
+	}
+	require.Equal(t, 2, probes, "one probe of each root")
+	up = false
+	now = now.Add(readyInterval - time.Nanosecond)
+	require.True(t, rd.ready(context.Background()), "the last result, within the interval")
+	require.Equal(t, 2, probes)
+	now = now.Add(time.Nanosecond)
+	require.False(t, rd.ready(context.Background()))
+	require.Equal(t, 3, probes, "a probe once the interval is past; it stops at the first root down")
+	require.False(t, rd.ready(context.Background()))
+	require.Equal(t, 3, probes)
+}
+
+// TestStatDirTimeout: a stat that does not return (a hung file system)
+// does not hold a probe past its context, and the stats left under way
+// are bounded.
+func TestStatDirTimeout(t *testing.T) {
+	hang := make(chan struct{})
+	entered := make(chan struct{}, maxStuckStats)
+	stat := func(string) (fs.FileInfo, error) {
+		entered <- struct{}{}
+		<-hang
+		return nil, errors.New("released")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range maxStuckStats {
+		err := statDir(ctx, "/hung", stat)
+		require.ErrorIs(t, err, context.Canceled)
+		<-entered
+	}
+	err := statDir(context.Background(), "/hung", stat)
+	require.ErrorContains(t, err, "still under way")
+	close(hang)
+	// The stuck ones return, and free their places.
+	for len(stats) > 0 {
+		runtime.Gosched()
+	}
+	require.NoError(t, statDir(context.Background(), t.TempDir(), os.Stat))
+	require.ErrorIs(t, statDir(context.Background(), filepath.Join(t.TempDir(), "no"), os.Stat), fs.ErrNotExist)
 }

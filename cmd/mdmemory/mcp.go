@@ -74,7 +74,8 @@ session ends.
 For an operator: GET /healthz answers 200 while the process runs, and GET
 /readyz 200 while the memory's backend answers (503 otherwise), without a
 token; --metrics ADDR serves Prometheus metrics at http://ADDR/metrics (no
-token, user, path or memory text in them); an access log goes to standard
+token, user, path or memory text in them), and /healthz and /readyz again,
+on connections of their own: the place for probes; an access log goes to standard
 error (--log-format text, json or none); SIGTERM or SIGINT stops taking
 requests, lets those under way finish within --shutdown-timeout, releases
 every store and exits 0. Several processes with --users over one bucket
@@ -254,10 +255,11 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 			return err
 		}
 	}
+	health := probes(newReadiness(roots, op, accessLog))
 	streams := newStreams()
 	defer streams.endNow()
 	srv := &http.Server{
-		Handler:           operated(streams.handler(handler), roots, op, accessLog),
+		Handler:           operated(streams.handler(handler), health),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -271,7 +273,7 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 	defer wg.Wait()
 	if m != nil {
 		fmt.Fprintf(e.stderr, "mdmemory: metrics at http://%s/metrics\n", ml.Addr())
-		wg.Go(func() { _ = serveMetrics(ctx, ml, m) })
+		wg.Go(func() { _ = serveMetrics(ctx, ml, m, health) })
 	}
 	defer context.AfterFunc(ctx, func() {
 		fmt.Fprintf(e.stderr, "mdmemory: stopping: no new requests; those under way have %v to finish\n", f.shutdownTimeout)

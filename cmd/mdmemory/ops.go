@@ -429,15 +429,20 @@ func (rd *readiness) ready(ctx context.Context) bool {
 	return ok
 }
 
-// operated serves h with what an operator needs around it: /healthz
-// answers 200 while the process runs, and /readyz 200 while every root
-// answers a probe, 503 otherwise; neither needs a token nor says more. A
-// failed probe goes to log, when not nil. Every other path is h's.
-func operated(h http.Handler, roots []string, o *opener, log *slog.Logger) http.Handler {
-	rd := &readiness{roots: roots, log: log, probe: func(ctx context.Context, root string) error { return probe(ctx, root, o) }}
+// probes answers GET (and HEAD) /healthz with 200 while the process runs,
+// and /readyz with 200 while every root answers a probe (rd), 503
+// otherwise; neither needs a token nor says more. mcp --http serves them
+// on its own listener (operated) and on the --metrics one, which has
+// connections of its own: a flood of slow clients that takes every one of
+// --max-conns does not fail a liveness probe sent there.
+//
+// On the MCP listener they are served before the handler's Host check:
+// a load balancer or an orchestrator probes by whatever address it has,
+// and what a page that rebound a name to the server could learn is "ok".
+func probes(rd *readiness) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead || (r.URL.Path != "/healthz" && r.URL.Path != "/readyz") {
-			h.ServeHTTP(w, r)
+			http.NotFound(w, r)
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -448,6 +453,24 @@ func operated(h http.Handler, roots []string, o *opener, log *slog.Logger) http.
 			return
 		}
 		io.WriteString(w, "ok\n")
+	})
+}
+
+// newReadiness returns the readiness of the roots, probed through o; a
+// failed probe goes to log, when not nil.
+func newReadiness(roots []string, o *opener, log *slog.Logger) *readiness {
+	return &readiness{roots: roots, log: log, probe: func(ctx context.Context, root string) error { return probe(ctx, root, o) }}
+}
+
+// operated serves h with the probes p at /healthz and /readyz (GET and
+// HEAD); every other request is h's.
+func operated(h, p http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead || (r.URL.Path != "/healthz" && r.URL.Path != "/readyz") {
+			h.ServeHTTP(w, r)
+			return
+		}
+		p.ServeHTTP(w, r)
 	})
 }
 
@@ -515,10 +538,13 @@ func listenMetrics(addr string) (net.Listener, error) {
 	return l, nil
 }
 
-// serveMetrics serves m at l's /metrics until ctx ends.
-func serveMetrics(ctx context.Context, l net.Listener, m *metrics) error {
+// serveMetrics serves m at l's /metrics, and the probes p at /healthz and
+// /readyz, until ctx ends.
+func serveMetrics(ctx context.Context, l net.Listener, m *metrics, p http.Handler) error {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.handler())
+	mux.Handle("GET /healthz", p)
+	mux.Handle("GET /readyz", p)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return serve(ctx, srv, l, 16, time.Second)
 }

@@ -627,3 +627,27 @@ func TestStatDirTimeout(t *testing.T) {
 	require.NoError(t, statDir(context.Background(), t.TempDir(), os.Stat))
 	require.ErrorIs(t, statDir(context.Background(), filepath.Join(t.TempDir(), "no"), os.Stat), fs.ErrNotExist)
 }
+
+// TestMCPHTTPProbesOnMetrics: /healthz and /readyz are served on the
+// --metrics address too, whose connections are its own: clients holding
+// every one of --max-conns with headers they never finish do not fail a
+// liveness probe sent there.
+func TestMCPHTTPProbesOnMetrics(t *testing.T) {
+	s := startServer(t, nil, true, "--dir", sample(t), "--http", "127.0.0.1:0", "--max-conns", "2", "--metrics", "127.0.0.1:0", "--log-format", "none")
+	addr := strings.TrimSuffix(strings.TrimPrefix(s.url, "http://"), "/")
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		_, err = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n") // never finished
+		require.NoError(t, err)
+	}
+	base := strings.TrimSuffix(s.metrics, "metrics")
+	for _, path := range []string{"healthz", "readyz"} {
+		code, body := get(t, base+path)
+		require.Equal(t, http.StatusOK, code, path)
+		require.Equal(t, "ok\n", body, path)
+	}
+	code, _ := get(t, base+"other")
+	require.Equal(t, http.StatusNotFound, code)
+}

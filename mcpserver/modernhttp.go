@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -63,8 +64,17 @@ func poolSize(users bool) int {
 // capabilities; of a method the pool serves, named in Mcp-Method; and
 // naming in Mcp-Name (already decoded) the tool, prompt or resource of
 // its params, a tool being one of the memory tools.
+//
+// Each check errs towards no: a request that is not plain goes to the
+// SDK's stateless handler, which answers it, refusals included. Its own
+// checks of the transport come before this (jsonRPCErrors sends a body
+// that is not application/json to the SDK undecoded) but for Accept,
+// checked here as the SDK does (accepts).
 func (p *pooled) plain(r *http.Request, req *jsonrpc.Request) bool {
 	if !req.IsCall() || r.Header.Get("Mcp-Method") != req.Method {
+		return false
+	}
+	if jsonOK, streamOK := accepts(r.Header.Values("Accept")); !jsonOK || !streamOK {
 		return false
 	}
 	var params map[string]json.RawMessage
@@ -141,9 +151,36 @@ func (p *pooled) serve(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// accepts reports whether the Accept header's values take JSON and an
+// event stream, as the SDK's streamable HTTP handler judges them (its
+// unexported streamableAccepts, go-sdk v1.8.0): each comma-separated media
+// range, its parameters ignored, in any case; application/* counts as
+// JSON, text/* as a stream, */* as both. A POST must take both, or the
+// SDK answers 400. TestPooledMatchesSDK holds the two together.
+func accepts(values []string) (jsonOK, streamOK bool) {
+	for _, value := range values {
+		for raw := range strings.SplitSeq(value, ",") {
+			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK, streamOK
+}
+
 // errorStatus is the HTTP status of an answer of the stateless revision:
 // 404 for a method not found, 400 for invalid params, an unsupported
-// version or a missing client capability, 200 otherwise.
+// version or a missing client capability, 200 otherwise. It is the SDK's
+// rule (the unexported extractErrorStatus of go-sdk v1.8.0, which follows
+// SEP-2575), which its stateless handler applies and which the pool's
+// answers, written here, must follow too: TestPooledMatchesSDK compares
+// them, and TestErrorStatus holds each code.
 func errorStatus(resp *jsonrpc.Response) int {
 	var jerr *jsonrpc.Error
 	if !errors.As(resp.Error, &jerr) {

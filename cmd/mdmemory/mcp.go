@@ -172,6 +172,11 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 	if f.timeout == 0 {
 		opts.SessionTimeout = -1 // never
 	}
+	// The requests' contexts, and the sessions' end, when the graceful
+	// stop runs out.
+	base, cancelBase := context.WithCancel(context.Background())
+	defer cancelBase()
+	opts.Stop = base
 	accessLog, err := newAccessLog(f.logFormat, e.stderr)
 	if err != nil {
 		return err
@@ -241,8 +246,10 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 			serves += ", with a bearer token"
 		}
 	}
-	// Every store is released once the server stopped, its requests
-	// done.
+	// Every store is released once the server stopped: its requests
+	// finished or, past --shutdown-timeout, their contexts cancelled and
+	// their connections cut; a store's Close waits for what still runs on
+	// it, which the cancelled context ends.
 	defer closeAll()
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -259,6 +266,7 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 	streams := newStreams()
 	defer streams.endNow()
 	srv := &http.Server{
+		BaseContext:       func(net.Listener) context.Context { return base },
 		Handler:           operated(streams.handler(handler), health),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -278,7 +286,7 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 	defer context.AfterFunc(ctx, func() {
 		fmt.Fprintf(e.stderr, "mdmemory: stopping: no new requests; those under way have %v to finish\n", f.shutdownTimeout)
 	})()
-	return serve(ctx, srv, l, f.maxConns, f.shutdownTimeout)
+	return serve(ctx, srv, l, f.maxConns, f.shutdownTimeout, cancelBase)
 }
 
 // listFlag is a flag that may be repeated, each value a comma-separated

@@ -474,45 +474,110 @@ func operated(h, p http.Handler) http.Handler {
 	})
 }
 
-// streams holds the event streams (GET requests) a server serves, so that
-// a graceful stop does not wait for them: once the server stops (stop)
-// and no other request is under way, they end, and the clients open them
-// again, on another process. (A stream ended while a request of its
-// session is under way would fail that request in some clients.)
+// Bounds of a graceful stop, within --shutdown-timeout.
+const (
+	// streamGrace is the longest a session's event stream (a GET) stays
+	// open once the server stops: it ends sooner, once no other request
+	// is under way.
+	streamGrace = 5 * time.Second
+
+	// bodyGrace is the time a request whose body is still coming when the
+	// server stops has left to send the rest (30 seconds otherwise).
+	bodyGrace = time.Second
+)
+
+// streams holds the requests a server serves, so that a graceful stop
+// waits for none longer than it must. A session's event stream (a GET),
+// which lasts as long as its session, ends once the server stops (stop)
+// and no other request is under way, or streamGrace after the stop,
+// whichever comes first; the client opens it again, on another process.
+// (A stream ended while a request of its session is under way would fail
+// that request in some clients: hence the wait.) A request whose body is
+// still coming gets bodyGrace to send the rest.
 type streams struct {
 	mu       sync.Mutex
 	requests int  // the requests under way that are not streams
 	stopping bool // stop was called
+	reading  map[*watchedBody]bool
 	end      context.Context
 	endNow   context.CancelFunc
+	grace    time.Duration // streamGrace, or a test's
 }
 
 func newStreams() *streams {
-	s := &streams{}
+	s := &streams{reading: make(map[*watchedBody]bool), grace: streamGrace}
 	s.end, s.endNow = context.WithCancel(context.Background())
 	return s
 }
 
-// stop ends the streams once no other request is under way.
+// stop ends the streams once no other request is under way, or after
+// s.grace, and cuts the bodies still coming short.
 func (s *streams) stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopping = true
 	if s.requests == 0 {
 		s.endNow()
+	} else {
+		time.AfterFunc(s.grace, s.endNow)
+	}
+	for b := range s.reading {
+		b.shorten()
 	}
 }
 
-// handler serves h, ending its streams as stop says.
+// watchedBody is a request's body as streams sees it: whether it is all
+// in, and how to give the rest a deadline.
+type watchedBody struct {
+	io.ReadCloser
+	rc *http.ResponseController
+
+	mu   sync.Mutex
+	done bool // read to its end, or failed
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.mu.Lock()
+		b.done = true
+		b.mu.Unlock()
+	}
+	return n, err
+}
+
+// shorten gives what is left of the body bodyGrace to come. (A body
+// already in is left alone: a read deadline on its connection would
+// cancel the request once it passed.)
+func (b *watchedBody) shorten() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.done {
+		_ = b.rc.SetReadDeadline(time.Now().Add(bodyGrace))
+	}
+}
+
+// handler serves h, ending its streams and shortening its bodies as stop
+// says.
 func (s *streams) handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
+			var body *watchedBody
 			s.mu.Lock()
 			s.requests++
+			if r.Body != nil && r.Body != http.NoBody {
+				body = &watchedBody{ReadCloser: r.Body, rc: http.NewResponseController(w)}
+				r.Body = body
+				s.reading[body] = true
+				if s.stopping {
+					body.shorten()
+				}
+			}
 			s.mu.Unlock()
 			defer func() {
 				s.mu.Lock()
 				s.requests--
+				delete(s.reading, body)
 				if s.stopping && s.requests == 0 {
 					s.endNow()
 				}
@@ -546,5 +611,5 @@ func serveMetrics(ctx context.Context, l net.Listener, m *metrics, p http.Handle
 	mux.Handle("GET /healthz", p)
 	mux.Handle("GET /readyz", p)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	return serve(ctx, srv, l, 16, time.Second)
+	return serve(ctx, srv, l, 16, time.Second, nil)
 }

@@ -651,3 +651,126 @@ func TestMCPHTTPProbesOnMetrics(t *testing.T) {
 	code, _ := get(t, base+"other")
 	require.Equal(t, http.StatusNotFound, code)
 }
+
+// TestMCPHTTPStopSlowBody: a client that never finishes its request's
+// body does not hold a stopping server until --shutdown-timeout (an hour
+// here) nor until the body's own 30 seconds: the body gets bodyGrace, the
+// request 408, and the process exits with status 0.
+func TestMCPHTTPStopSlowBody(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGTERM to send")
+	}
+	s := startServer(t, nil, false, "--dir", sample(t), "--http", "127.0.0.1:0", "--log-format", "none", "--shutdown-timeout", "1h")
+	addr := strings.TrimSuffix(strings.TrimPrefix(s.url, "http://"), "/")
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	// Expect: 100-continue: the server says "100 Continue" once the
+	// handler reads the body, so the request is being served.
+	_, err = io.WriteString(c, "POST / HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n")
+	require.NoError(t, err)
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
+	require.NoError(t, err)
+	require.Contains(t, line, "100 Continue")
+	_, err = io.WriteString(c, `{"jsonrpc":"2.0",`) // and no more
+	require.NoError(t, err)
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	exited := make(chan error, 1)
+	go func() { <-s.done; exited <- s.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		require.False(t, errors.As(err, &ee), "status 0 after SIGTERM: %v\n%s", err, s.output())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the server still runs 20 s after SIGTERM, held by a body that does not come:\n%s", s.output())
+	}
+}
+
+// TestStreamsEndAfterGrace: at a stop, the sessions' event streams end
+// after the streams' grace even while another request is under way, and a
+// body still coming is given a deadline.
+func TestStreamsEndAfterGrace(t *testing.T) {
+	s := newStreams()
+	s.grace = 0
+	inPOST, release := make(chan struct{}), make(chan struct{})
+	h := s.handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			close(inPOST)
+			<-release
+			return
+		}
+		<-r.Context().Done() // an event stream
+	}))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	posted := make(chan struct{})
+	go func() {
+		defer close(posted)
+		resp, err := http.Post(srv.URL, "application/json", strings.NewReader("{}"))
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-inPOST
+	streamed := make(chan struct{})
+	go func() {
+		defer close(streamed)
+		resp, err := http.Get(srv.URL)
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	s.stop()
+	select {
+	case <-s.end.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the streams did not end while a request was under way")
+	}
+	<-streamed
+	close(release)
+	<-posted
+}
+
+// TestMCPHTTPStopDeadline: a request still running at --shutdown-timeout
+// (a search waiting on an embeddings server that never answers) has its
+// context cancelled and its connection cut: the process releases its
+// store and exits, not held by the request.
+func TestMCPHTTPStopDeadline(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGTERM to send")
+	}
+	arrived, release := make(chan struct{}, 2), make(chan struct{})
+	embed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		http.Error(w, "gone", http.StatusServiceUnavailable)
+	}))
+	defer embed.Close()
+	defer close(release)
+	s := startServer(t, nil, false, "--dir", sample(t), "--http", "127.0.0.1:0", "--embed-url", embed.URL+"/v1", "--embed-model", "fake", "--log-format", "none", "--shutdown-timeout", "500ms")
+	// In a stateless request and in a session of 2025-11-25, whose
+	// requests run in the session, not in the POST's context.
+	for _, version := range []string{"", "2025-11-25"} {
+		cs := connectTokenAt(t, s.url, "", version)
+		go func() {
+			_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "memory_search", Arguments: map[string]any{"query": "airport", "limit": nil}})
+		}()
+		<-arrived
+	}
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	exited := make(chan error, 1)
+	go func() { <-s.done; exited <- s.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		require.False(t, errors.As(err, &ee), "status 0 after SIGTERM: %v\n%s", err, s.output())
+	case <-time.After(20 * time.Second):
+		s.cmd.Process.Signal(syscall.SIGQUIT) // its goroutines, on standard error
+		<-exited
+		t.Fatalf("the server still runs 20 s after SIGTERM, held by a request past its deadline:\n%s", s.output())
+	}
+}

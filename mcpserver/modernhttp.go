@@ -26,6 +26,15 @@ import (
 // that disagrees with the body, an unsupported version, a method the
 // revision removed, subscriptions/listen, a tool of the host's) goes to
 // the SDK's handler, which answers it as the specification says.
+//
+// A pooled session serves many requests, of any client of the user: it
+// keeps the InitializeParams the SDK made of the first request's _meta
+// (ServerSession.InitializeParams names that request's client), and
+// nothing of this server reads them. Each request's handlers see that
+// request's own _meta (its client, capabilities and version), as the
+// revision asks; TestPooledSessionPerRequestMeta shows both. A handler
+// added later must read the request's _meta, never the session's
+// InitializeParams.
 
 // messageKey is the context key under which jsonRPCErrors hands the
 // request it decoded on, so that it is not decoded again.

@@ -430,7 +430,7 @@ func (h *handler) acquire(ctx context.Context, user string) (*tenant, error) {
 		}
 		o := h.opts
 		o.user = user
-		srv := New(store, &o)
+		srv, tools := newServer(store, &o)
 		srv.AddReceivingMiddleware(h.track(t))
 		get := func(*http.Request) *mcp.Server { return srv }
 		t.sdk = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
@@ -439,10 +439,6 @@ func (h *handler) acquire(ctx context.Context, user string) (*tenant, error) {
 			// The handler checks Host itself, with AllowedHosts.
 			DisableLocalhostProtection: true,
 		})
-		var tools []string
-		for _, tool := range store.NewSession().Tools() {
-			tools = append(tools, tool.Name)
-		}
 		t.pool = newPooled(srv, tools, poolSize(h.users != nil))
 		t.once = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			Stateless:                  true,

@@ -187,6 +187,13 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 	if store == nil {
 		panic("mcpserver: New called with a nil store")
 	}
+	s, _ := newServer(store, opts)
+	return s
+}
+
+// newServer is New, which also returns the names of the memory tools the
+// server offers: the one place they are listed.
+func newServer(store *memory.Store, opts *Options) (*mcp.Server, map[string]bool) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -246,7 +253,7 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 		// Added last, it is the outermost: it sees what the client gets.
 		s.AddReceivingMiddleware(observe(o.Observer, tools, o.user))
 	}
-	return s
+	return s, tools
 }
 
 // stopped returns the receiving middleware that cancels each request's

@@ -44,8 +44,8 @@ type messageKey struct{}
 // server sessions that serve plain stateless requests one at a time each.
 type pooled struct {
 	srv   *mcp.Server
-	tools []string // the names of the memory tools, which declare no x-mcp-header
-	max   int      // idle sessions kept
+	tools map[string]bool // the names of the memory tools, which declare no x-mcp-header
+	max   int             // idle sessions kept
 
 	mu     sync.Mutex
 	idle   []*pipe
@@ -53,7 +53,7 @@ type pooled struct {
 }
 
 // newPooled returns the pool of srv, which offers the tools named tools.
-func newPooled(srv *mcp.Server, tools []string, max int) *pooled {
+func newPooled(srv *mcp.Server, tools map[string]bool, max int) *pooled {
 	return &pooled{srv: srv, tools: tools, max: max}
 }
 
@@ -116,7 +116,7 @@ func (p *pooled) plain(r *http.Request, req *jsonrpc.Request) bool {
 	if json.Unmarshal(params[key], &name) != nil || name == "" || r.Header.Get(nameHeader) != name {
 		return false
 	}
-	return req.Method != "tools/call" || slices.Contains(p.tools, name)
+	return req.Method != "tools/call" || p.tools[name]
 }
 
 // serve answers r, a request of the stateless revision, when it is plain

@@ -103,6 +103,11 @@ type HTTPInfo struct {
 	// User is the user whose token the request carried, as for
 	// [RequestInfo.User]; "" when it carried none that is known.
 	User string
+	// RemoteAddr is the address the request came from, as the
+	// http.Request has it ("IP:port"): the client's, or the proxy's in
+	// front of the server. (A header such as X-Forwarded-For, which the
+	// client may write, is not looked at.) It is not a metric label.
+	RemoteAddr string
 }
 
 // observe returns the receiving middleware that tells o of each request
@@ -186,11 +191,12 @@ func observeHTTP(o Observer, w http.ResponseWriter, r *http.Request) (http.Respo
 			method = Other
 		}
 		o.HTTP(HTTPInfo{
-			Method:   method,
-			Status:   max(ow.status, http.StatusOK), // nothing written: the server's 200
-			Duration: time.Since(start),
-			Session:  r.Header.Get(sessionIDHeader) != "",
-			User:     user,
+			Method:     method,
+			Status:     max(ow.status, http.StatusOK), // nothing written: the server's 200
+			Duration:   time.Since(start),
+			Session:    r.Header.Get(sessionIDHeader) != "",
+			User:       user,
+			RemoteAddr: r.RemoteAddr,
 		})
 	}
 }

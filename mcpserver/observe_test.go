@@ -149,6 +149,9 @@ func TestObserver(t *testing.T) {
 		if i.Status == http.StatusUnauthorized && i.User != "" {
 			t.Errorf("a refused request was told as %q's", i.User)
 		}
+		if !strings.HasPrefix(i.RemoteAddr, "127.0.0.1:") {
+			t.Errorf("a request was told as from %q, want the test's loopback address", i.RemoteAddr)
+		}
 	}
 }
 

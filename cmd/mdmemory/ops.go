@@ -149,6 +149,10 @@ func (o observer) HTTP(r mcpserver.HTTPInfo) {
 	}
 	if o.log != nil {
 		attrs := []slog.Attr{slog.String("method", r.Method), slog.Int("status", r.Status), slog.Duration("duration", r.Duration), slog.Bool("session", r.Session)}
+		if r.RemoteAddr != "" {
+			// The connection's address: a proxy's, behind one.
+			attrs = append(attrs, slog.String("client", r.RemoteAddr))
+		}
 		if r.User != "" {
 			attrs = append(attrs, slog.String("user", userID(o.key, r.User)))
 		}

@@ -272,6 +272,8 @@ func TestMCPHTTPOperated(t *testing.T) {
 		}
 		if rec["status"] == float64(http.StatusUnauthorized) {
 			statuses++
+			// The connection's address, the test's loopback one.
+			require.Contains(t, rec["client"], "127.0.0.1:", line)
 		}
 	}
 	require.Equal(t, 1, tools, log)

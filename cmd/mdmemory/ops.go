@@ -536,8 +536,9 @@ type watchedBody struct {
 	io.ReadCloser
 	rc *http.ResponseController
 
-	mu   sync.Mutex
-	done bool // read to its end, or failed
+	mu       sync.Mutex
+	done     bool      // read to its end, or failed
+	deadline time.Time // set by shorten: the latest the rest may come
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
@@ -557,9 +558,32 @@ func (b *watchedBody) shorten() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.done {
-		_ = b.rc.SetReadDeadline(time.Now().Add(bodyGrace))
+		b.deadline = time.Now().Add(bodyGrace)
+		_ = b.rc.SetReadDeadline(b.deadline)
 	}
 }
+
+// bodyWriter is the writer of a request with a watchedBody: a read
+// deadline the handler sets (mcpserver gives a body 30 seconds) is held
+// to the one shorten set while the body is still coming, so that a
+// handler that sets its own after the stop does not lengthen it.
+type bodyWriter struct {
+	http.ResponseWriter
+	b *watchedBody
+}
+
+// SetReadDeadline is what http.ResponseController calls.
+func (w bodyWriter) SetReadDeadline(t time.Time) error {
+	w.b.mu.Lock()
+	defer w.b.mu.Unlock()
+	if !w.b.done && !w.b.deadline.IsZero() && (t.IsZero() || t.After(w.b.deadline)) {
+		t = w.b.deadline
+	}
+	return w.b.rc.SetReadDeadline(t)
+}
+
+// Unwrap gives http.ResponseController the writer beneath, for the rest.
+func (w bodyWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // handler serves h, ending its streams and shortening its bodies as stop
 // says.
@@ -572,6 +596,7 @@ func (s *streams) handler(h http.Handler) http.Handler {
 			if r.Body != nil && r.Body != http.NoBody {
 				body = &watchedBody{ReadCloser: r.Body, rc: http.NewResponseController(w)}
 				r.Body = body
+				w = bodyWriter{ResponseWriter: w, b: body}
 				s.reading[body] = true
 				if s.stopping {
 					body.shorten()

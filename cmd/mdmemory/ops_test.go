@@ -776,3 +776,35 @@ func TestMCPHTTPStopDeadline(t *testing.T) {
 		t.Fatalf("the server still runs 20 s after SIGTERM, held by a request past its deadline:\n%s", s.output())
 	}
 }
+
+// TestBodyWriterHoldsDeadline: once a stop shortened a body still coming,
+// a handler's own read deadline does not lengthen it; once the body is
+// in, the handler's deadline is its own again.
+func TestBodyWriterHoldsDeadline(t *testing.T) {
+	var got []time.Time
+	rw := &deadlineRecorder{ResponseWriter: httptest.NewRecorder(), set: func(d time.Time) { got = append(got, d) }}
+	b := &watchedBody{ReadCloser: io.NopCloser(strings.NewReader("x")), rc: http.NewResponseController(rw)}
+	w := bodyWriter{ResponseWriter: rw, b: b}
+	later := time.Now().Add(time.Hour)
+	require.NoError(t, http.NewResponseController(w).SetReadDeadline(later))
+	b.shorten()
+	require.NoError(t, http.NewResponseController(w).SetReadDeadline(later))
+	require.NoError(t, http.NewResponseController(w).SetReadDeadline(time.Time{}))
+	_, err := io.ReadAll(b)
+	require.NoError(t, err)
+	require.NoError(t, http.NewResponseController(w).SetReadDeadline(time.Time{}))
+	require.Len(t, got, 5)
+	require.Equal(t, later, got[0], "before the stop: the handler's")
+	require.True(t, got[1].Before(later), "the stop's")
+	require.Equal(t, got[1], got[2], "held to the stop's")
+	require.Equal(t, got[1], got[3], "no deadline is held to the stop's too")
+	require.True(t, got[4].IsZero(), "the body in: the handler's")
+}
+
+// deadlineRecorder records the read deadlines set on it.
+type deadlineRecorder struct {
+	http.ResponseWriter
+	set func(time.Time)
+}
+
+func (d *deadlineRecorder) SetReadDeadline(t time.Time) error { d.set(t); return nil }

@@ -17,8 +17,9 @@ import (
 // names it gets are drawn from bounded sets (a method or tool name the
 // server does not know is [Other]), so that they may be metric labels. The
 // one exception is the user of a [UsersHandler], the name [Users.User]
-// returned, which may be a path: hash it or leave it out before it goes
-// anywhere, and never make it a label.
+// returned, which may be a path: hash it with a key (a plain hash of a
+// name that can be guessed is undone by hashing guesses) or leave it out
+// before it goes anywhere, and never make it a label.
 type Observer interface {
 	// Request is called once a JSON-RPC request or notification has been
 	// handled by the server, with what it was and how it ended.

@@ -122,3 +122,11 @@ func Pooled(h http.Handler, user string) int {
 	defer t.pool.mu.Unlock()
 	return len(t.pool.idle)
 }
+
+// SetNoPool makes h, made by Handler or UsersHandler, serve every request
+// of the stateless revision with the SDK's stateless handler, as it does
+// those its pool does not take; before it serves any request.
+func SetNoPool(h http.Handler) { h.(*handler).noPool = true }
+
+// ErrorStatus is errorStatus.
+var ErrorStatus = errorStatus

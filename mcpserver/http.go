@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -57,7 +56,7 @@ type Users interface {
 	// user's first request, and again after it released the store: it
 	// calls close, once, when the user has no session left and no
 	// request under way. An error is the host's failure: the request
-	// gets 500, and the error goes to Options.Logger.
+	// gets 500, and the error goes to Options.Observer (OpenFailed).
 	Open(ctx context.Context, name string) (store *memory.Store, close func(), err error)
 }
 
@@ -156,6 +155,7 @@ type handler struct {
 	bodyTimeout    time.Duration   // bodyTimeout, or a test's
 	sessionClosed  func(id string) // for tests: called when a session left the table
 	storeLinger    time.Duration   // storeLinger, or a test's
+	noPool         bool            // for tests: every stateless request goes to the SDK's handler
 
 	mu       sync.Mutex
 	tenants  map[string]*tenant  // the users with a store open or opening
@@ -284,7 +284,7 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, user string, bod
 			return
 		}
 		defer h.release(t)
-		if !t.pool.serve(w, r) {
+		if h.noPool || !t.pool.serve(w, r) {
 			t.once.ServeHTTP(w, r)
 		}
 		return
@@ -358,10 +358,15 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request, user string, bod
 }
 
 // openFailed answers a request whose user's memory could not be opened,
-// and logs why.
+// and tells the Observer who and why. The Logger is told only that it
+// happened: the user's name, which may be a path, and the error, which may
+// hold it, are the Observer's, which knows how to hash them.
 func (h *handler) openFailed(w http.ResponseWriter, user string, err error) {
+	if h.opts.Observer != nil {
+		h.opts.Observer.OpenFailed(user, err)
+	}
 	if h.opts.Logger != nil {
-		h.opts.Logger.Error("mcpserver: open a user's memory", slog.String("user", user), slog.Any("err", err))
+		h.opts.Logger.Error("mcpserver: a user's memory could not be opened (Options.Observer is told whose, and why)")
 	}
 	http.Error(w, "the memory could not be opened", http.StatusInternalServerError)
 }
@@ -425,7 +430,7 @@ func (h *handler) acquire(ctx context.Context, user string) (*tenant, error) {
 		}
 		o := h.opts
 		o.user = user
-		srv := New(store, &o)
+		srv, tools := newServer(store, &o)
 		srv.AddReceivingMiddleware(h.track(t))
 		get := func(*http.Request) *mcp.Server { return srv }
 		t.sdk = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
@@ -434,10 +439,6 @@ func (h *handler) acquire(ctx context.Context, user string) (*tenant, error) {
 			// The handler checks Host itself, with AllowedHosts.
 			DisableLocalhostProtection: true,
 		})
-		var tools []string
-		for _, tool := range store.NewSession().Tools() {
-			tools = append(tools, tool.Name)
-		}
 		t.pool = newPooled(srv, tools, poolSize(h.users != nil))
 		t.once = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			Stateless:                  true,

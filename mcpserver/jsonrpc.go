@@ -245,7 +245,7 @@ func jsonRPCErrors(h http.Handler, limit int64) http.Handler {
 		// A request of the stateless revision gets its errors with the
 		// statuses that revision gives them: 404 for a method the server
 		// does not have, 400 for invalid params.
-		modern := stateless(r.Header.Get(versionHeader)) || metaVersion(req.Params) != ""
+		modern := statelessMessage(r, req)
 		notFound, badParams := http.StatusOK, http.StatusOK
 		if modern {
 			notFound, badParams = http.StatusNotFound, http.StatusBadRequest

@@ -66,6 +66,15 @@ type Options struct {
 	// (see [Observer]). nil tells no one.
 	Observer Observer
 
+	// Stop, when not nil, cancels every request the server is serving
+	// once it is done, and every one it gets after. A request of a
+	// session of a [Handler] or [UsersHandler] runs in the session, not
+	// in its HTTP request's context, so cancelling the http.Server's
+	// BaseContext does not reach it: a host whose graceful stop runs out
+	// cancels both (as mdmemory mcp --http does at --shutdown-timeout).
+	// nil: requests run until they are done or their client cancels them.
+	Stop context.Context
+
 	// The fields below apply to [Handler] and [UsersHandler] only: the
 	// protections of a server on a network (see [Handler]).
 
@@ -178,6 +187,13 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 	if store == nil {
 		panic("mcpserver: New called with a nil store")
 	}
+	s, _ := newServer(store, opts)
+	return s
+}
+
+// newServer is New, which also returns the names of the memory tools the
+// server offers: the one place they are listed.
+func newServer(store *memory.Store, opts *Options) (*mcp.Server, map[string]bool) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -230,11 +246,27 @@ func New(store *memory.Store, opts *Options) *mcp.Server {
 		Description: "What long-term memory holds: one line per memory file (the persona, the fact files, the shared world topics, the procedures) and per month of episodes, with its size and summary, to read at the start of a task.",
 	}, c.indexPrompt)
 	s.AddReceivingMiddleware(internalErrors, c.listResources)
+	if o.Stop != nil {
+		s.AddReceivingMiddleware(stopped(o.Stop))
+	}
 	if o.Observer != nil {
 		// Added last, it is the outermost: it sees what the client gets.
 		s.AddReceivingMiddleware(observe(o.Observer, tools, o.user))
 	}
-	return s
+	return s, tools
+}
+
+// stopped returns the receiving middleware that cancels each request's
+// context once stop is done (Options.Stop).
+func stopped(stop context.Context) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			ctx, cancel := context.WithCancelCause(ctx)
+			defer cancel(nil)
+			defer context.AfterFunc(stop, func() { cancel(errors.New("mcpserver: the server is stopping")) })()
+			return next(ctx, method, req)
+		}
+	}
 }
 
 // conversations maps the MCP sessions of one server to the store's

@@ -79,15 +79,20 @@ func metaVersion(params json.RawMessage) string {
 // answered 405 as that revision asks. Anything else is served in a
 // session, or opens one.
 func statelessRequest(r *http.Request) bool {
-	header := stateless(r.Header.Get(versionHeader))
 	if r.Method != http.MethodPost {
-		return header && r.Header.Get(sessionIDHeader) == ""
+		return stateless(r.Header.Get(versionHeader)) && r.Header.Get(sessionIDHeader) == ""
 	}
-	if header {
-		return true
-	}
-	req, ok := r.Context().Value(messageKey{}).(*jsonrpc.Request)
-	return ok && metaVersion(req.Params) != ""
+	req, _ := r.Context().Value(messageKey{}).(*jsonrpc.Request)
+	return statelessMessage(r, req)
+}
+
+// statelessMessage reports whether a POST r, carrying req (nil when it
+// is not one request), is of the stateless revision: its
+// MCP-Protocol-Version header names 2026-07-28 or later, or req carries a
+// protocol version in _meta. The one test of it, for the routing
+// (statelessRequest) and for the statuses of errors (jsonRPCErrors).
+func statelessMessage(r *http.Request, req *jsonrpc.Request) bool {
+	return stateless(r.Header.Get(versionHeader)) || req != nil && metaVersion(req.Params) != ""
 }
 
 // decodeName replaces r's Mcp-Name header, when it is in the Base64

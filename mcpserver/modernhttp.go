@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -25,6 +26,15 @@ import (
 // that disagrees with the body, an unsupported version, a method the
 // revision removed, subscriptions/listen, a tool of the host's) goes to
 // the SDK's handler, which answers it as the specification says.
+//
+// A pooled session serves many requests, of any client of the user: it
+// keeps the InitializeParams the SDK made of the first request's _meta
+// (ServerSession.InitializeParams names that request's client), and
+// nothing of this server reads them. Each request's handlers see that
+// request's own _meta (its client, capabilities and version), as the
+// revision asks; TestPooledSessionPerRequestMeta shows both. A handler
+// added later must read the request's _meta, never the session's
+// InitializeParams.
 
 // messageKey is the context key under which jsonRPCErrors hands the
 // request it decoded on, so that it is not decoded again.
@@ -34,8 +44,8 @@ type messageKey struct{}
 // server sessions that serve plain stateless requests one at a time each.
 type pooled struct {
 	srv   *mcp.Server
-	tools []string // the names of the memory tools, which declare no x-mcp-header
-	max   int      // idle sessions kept
+	tools map[string]bool // the names of the memory tools, which declare no x-mcp-header
+	max   int             // idle sessions kept
 
 	mu     sync.Mutex
 	idle   []*pipe
@@ -43,7 +53,7 @@ type pooled struct {
 }
 
 // newPooled returns the pool of srv, which offers the tools named tools.
-func newPooled(srv *mcp.Server, tools []string, max int) *pooled {
+func newPooled(srv *mcp.Server, tools map[string]bool, max int) *pooled {
 	return &pooled{srv: srv, tools: tools, max: max}
 }
 
@@ -63,8 +73,17 @@ func poolSize(users bool) int {
 // capabilities; of a method the pool serves, named in Mcp-Method; and
 // naming in Mcp-Name (already decoded) the tool, prompt or resource of
 // its params, a tool being one of the memory tools.
+//
+// Each check errs towards no: a request that is not plain goes to the
+// SDK's stateless handler, which answers it, refusals included. Its own
+// checks of the transport come before this (jsonRPCErrors sends a body
+// that is not application/json to the SDK undecoded) but for Accept,
+// checked here as the SDK does (accepts).
 func (p *pooled) plain(r *http.Request, req *jsonrpc.Request) bool {
 	if !req.IsCall() || r.Header.Get("Mcp-Method") != req.Method {
+		return false
+	}
+	if jsonOK, streamOK := accepts(r.Header.Values("Accept")); !jsonOK || !streamOK {
 		return false
 	}
 	var params map[string]json.RawMessage
@@ -97,7 +116,7 @@ func (p *pooled) plain(r *http.Request, req *jsonrpc.Request) bool {
 	if json.Unmarshal(params[key], &name) != nil || name == "" || r.Header.Get(nameHeader) != name {
 		return false
 	}
-	return req.Method != "tools/call" || slices.Contains(p.tools, name)
+	return req.Method != "tools/call" || p.tools[name]
 }
 
 // serve answers r, a request of the stateless revision, when it is plain
@@ -141,9 +160,36 @@ func (p *pooled) serve(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// accepts reports whether the Accept header's values take JSON and an
+// event stream, as the SDK's streamable HTTP handler judges them (its
+// unexported streamableAccepts, go-sdk v1.8.0): each comma-separated media
+// range, its parameters ignored, in any case; application/* counts as
+// JSON, text/* as a stream, */* as both. A POST must take both, or the
+// SDK answers 400. TestPooledMatchesSDK holds the two together.
+func accepts(values []string) (jsonOK, streamOK bool) {
+	for _, value := range values {
+		for raw := range strings.SplitSeq(value, ",") {
+			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK, streamOK
+}
+
 // errorStatus is the HTTP status of an answer of the stateless revision:
 // 404 for a method not found, 400 for invalid params, an unsupported
-// version or a missing client capability, 200 otherwise.
+// version or a missing client capability, 200 otherwise. It is the SDK's
+// rule (the unexported extractErrorStatus of go-sdk v1.8.0, which follows
+// SEP-2575), which its stateless handler applies and which the pool's
+// answers, written here, must follow too: TestPooledMatchesSDK compares
+// them, and TestErrorStatus holds each code.
 func errorStatus(resp *jsonrpc.Response) int {
 	var jerr *jsonrpc.Error
 	if !errors.As(resp.Error, &jerr) {

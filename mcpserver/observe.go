@@ -17,8 +17,9 @@ import (
 // names it gets are drawn from bounded sets (a method or tool name the
 // server does not know is [Other]), so that they may be metric labels. The
 // one exception is the user of a [UsersHandler], the name [Users.User]
-// returned, which may be a path: hash it or leave it out before it goes
-// anywhere, and never make it a label.
+// returned, which may be a path: hash it with a key (a plain hash of a
+// name that can be guessed is undone by hashing guesses) or leave it out
+// before it goes anywhere, and never make it a label.
 type Observer interface {
 	// Request is called once a JSON-RPC request or notification has been
 	// handled by the server, with what it was and how it ended.
@@ -42,6 +43,15 @@ type Observer interface {
 	// released): their difference is the stores open.
 	StoreOpened()
 	StoreClosed()
+
+	// OpenFailed is called when a user's store could not be opened
+	// (Users.Open returned err) for a request of a [UsersHandler], which
+	// is answered 500. user is the user's name, as for
+	// [RequestInfo.User], and err may name it, or a path, too: hash or
+	// strip them before they go anywhere. This is the one place the
+	// failure is told with its user and error: Options.Logger is only
+	// told that a memory could not be opened.
+	OpenFailed(user string, err error)
 }
 
 // Other is the name an [Observer] is given for a JSON-RPC method or a
@@ -94,6 +104,11 @@ type HTTPInfo struct {
 	// User is the user whose token the request carried, as for
 	// [RequestInfo.User]; "" when it carried none that is known.
 	User string
+	// RemoteAddr is the address the request came from, as the
+	// http.Request has it ("IP:port"): the client's, or the proxy's in
+	// front of the server. (A header such as X-Forwarded-For, which the
+	// client may write, is not looked at.) It is not a metric label.
+	RemoteAddr string
 }
 
 // observe returns the receiving middleware that tells o of each request
@@ -177,11 +192,12 @@ func observeHTTP(o Observer, w http.ResponseWriter, r *http.Request) (http.Respo
 			method = Other
 		}
 		o.HTTP(HTTPInfo{
-			Method:   method,
-			Status:   max(ow.status, http.StatusOK), // nothing written: the server's 200
-			Duration: time.Since(start),
-			Session:  r.Header.Get(sessionIDHeader) != "",
-			User:     user,
+			Method:     method,
+			Status:     max(ow.status, http.StatusOK), // nothing written: the server's 200
+			Duration:   time.Since(start),
+			Session:    r.Header.Get(sessionIDHeader) != "",
+			User:       user,
+			RemoteAddr: r.RemoteAddr,
 		})
 	}
 }

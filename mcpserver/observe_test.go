@@ -1,8 +1,10 @@
 package mcpserver_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mdmemory/memory"
 	"github.com/mdmemory/memory/mcpserver"
 )
 
@@ -21,6 +24,7 @@ type recorder struct {
 	sessions int
 	stores   int
 	closed   chan struct{} // a session closed
+	failed   []string      // OpenFailed's users and errors, as "user: err"
 }
 
 func newRecorder() *recorder { return &recorder{closed: make(chan struct{}, 16)} }
@@ -41,6 +45,12 @@ func (r *recorder) SessionOpened() { r.add(&r.sessions, 1) }
 func (r *recorder) SessionClosed() { r.add(&r.sessions, -1); r.closed <- struct{}{} }
 func (r *recorder) StoreOpened()   { r.add(&r.stores, 1) }
 func (r *recorder) StoreClosed()   { r.add(&r.stores, -1) }
+
+func (r *recorder) OpenFailed(user string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = append(r.failed, user+": "+err.Error())
+}
 
 func (r *recorder) add(n *int, d int) {
 	r.mu.Lock()
@@ -139,5 +149,49 @@ func TestObserver(t *testing.T) {
 		if i.Status == http.StatusUnauthorized && i.User != "" {
 			t.Errorf("a refused request was told as %q's", i.User)
 		}
+		if !strings.HasPrefix(i.RemoteAddr, "127.0.0.1:") {
+			t.Errorf("a request was told as from %q, want the test's loopback address", i.RemoteAddr)
+		}
+	}
+}
+
+// failingUsers are users whose memory cannot be opened: the error names
+// the user's directory.
+type failingUsers struct{ dir string }
+
+func (u failingUsers) User(token string) (string, bool) { return "alice", token == "token-of-alice" }
+func (u failingUsers) Open(context.Context, string) (*memory.Store, func(), error) {
+	return nil, nil, fmt.Errorf("open %s/alice: permission denied", u.dir)
+}
+
+// A user's memory that cannot be opened is told to the Observer, with
+// its user and the error; the Logger is told it happened, never whose or
+// the path.
+func TestObserverOpenFailed(t *testing.T) {
+	rec := newRecorder()
+	var log bytes.Buffer
+	const dir = "/srv/memories-secret-path"
+	h := mcpserver.UsersHandler(failingUsers{dir: dir}, &mcpserver.Options{Observer: rec, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	srv := newHTTPServer(t, h)
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`))
+	req.Header.Set("Authorization", "Bearer token-of-alice")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError {
+		t.Errorf("status %d, want 500", resp.StatusCode)
+	}
+	rec.mu.Lock()
+	failed := append([]string(nil), rec.failed...)
+	rec.mu.Unlock()
+	if len(failed) != 1 || !strings.HasPrefix(failed[0], "alice: ") || !strings.Contains(failed[0], "permission denied") {
+		t.Errorf("OpenFailed told %q, want alice's failure once", failed)
+	}
+	if got := log.String(); strings.Contains(got, "alice") || strings.Contains(got, dir) || !strings.Contains(got, "could not be opened") {
+		t.Errorf("the Logger was told %q: want the failure, without the user or the path", got)
 	}
 }

@@ -533,3 +533,44 @@ func TestStatelessClientGoneCancels(t *testing.T) {
 	b.armed.Store(false)
 	ok(t, call(t, statelessClient(t, srv.URL, ""), "memory_list", nil))
 }
+
+// A request of a session of 2025-11-25 runs in the session, which its
+// HTTP request's context does not reach: Options.Stop cancels it.
+func TestStopCancelsSessionRequests(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "facts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "facts", "memory.md"), []byte("# Memory\n\n> Summary: slow\n\n- x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := memory.OpenDir(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	b := stalling{Dir: d, armed: new(atomic.Bool), entered: make(chan struct{}, 1), cancelled: make(chan struct{}, 1)}
+	store, err := memory.OpenBackend(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	stop, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := newHTTPServer(t, mcpserver.Handler(store, &mcpserver.Options{Stop: stop}))
+	cs := httpSession(t, srv.URL)
+	b.armed.Store(true)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "memory_read", Arguments: read("facts/memory.md")})
+	}()
+	<-b.entered
+	cancel()
+	select {
+	case <-b.cancelled:
+	case <-time.After(time.Minute): // a guard against a hang, not a timing assumption
+		t.Fatal("the session's request was not cancelled by Stop")
+	}
+	<-done
+}

@@ -158,8 +158,10 @@ func (c *limitConn) Close() error {
 
 // serve serves srv on l, at most maxConns connections at once, until ctx
 // ends: it then stops taking connections, requests under way get grace
-// to finish, and connections still open after it are cut.
-func serve(ctx context.Context, srv *http.Server, l net.Listener, maxConns int, grace time.Duration) error {
+// to finish, and after it force, when not nil, is called (to cancel the
+// requests' contexts: srv's BaseContext) and the connections still open
+// are cut. It does not wait for the handlers still running.
+func serve(ctx context.Context, srv *http.Server, l net.Listener, maxConns int, grace time.Duration, force func()) error {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(newLimitListener(l, maxConns)) }()
 	select {
@@ -170,6 +172,9 @@ func serve(ctx context.Context, srv *http.Server, l net.Listener, maxConns int, 
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
+		if force != nil {
+			force()
+		}
 		srv.Close()
 	}
 	<-done

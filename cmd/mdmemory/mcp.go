@@ -74,7 +74,8 @@ session ends.
 For an operator: GET /healthz answers 200 while the process runs, and GET
 /readyz 200 while the memory's backend answers (503 otherwise), without a
 token; --metrics ADDR serves Prometheus metrics at http://ADDR/metrics (no
-token, user, path or memory text in them); an access log goes to standard
+token, user, path or memory text in them), and /healthz and /readyz again,
+on connections of their own: the place for probes; an access log goes to standard
 error (--log-format text, json or none); SIGTERM or SIGINT stops taking
 requests, lets those under way finish within --shutdown-timeout, releases
 every store and exits 0. Several processes with --users over one bucket
@@ -171,6 +172,11 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 	if f.timeout == 0 {
 		opts.SessionTimeout = -1 // never
 	}
+	// The requests' contexts, and the sessions' end, when the graceful
+	// stop runs out.
+	base, cancelBase := context.WithCancel(context.Background())
+	defer cancelBase()
+	opts.Stop = base
 	accessLog, err := newAccessLog(f.logFormat, e.stderr)
 	if err != nil {
 		return err
@@ -179,9 +185,8 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 	if f.metrics != "" {
 		m = newMetrics()
 	}
-	if m != nil || accessLog != nil {
-		opts.Observer = observer{m: m, log: accessLog}
-	}
+	obs := observer{m: m, log: accessLog}
+	observed := m != nil || accessLog != nil
 	op := &opener{getenv: e.getenv}
 	if m != nil {
 		op.observe = func(b memory.Backend) memory.Backend { return observedBackend{Backend: b, m: m} }
@@ -207,6 +212,10 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 		if u.plain {
 			warnReadable(e, f.users)
 		}
+		obs.key = u.logKey()
+		if observed {
+			opts.Observer = obs
+		}
 		handler = mcpserver.UsersHandler(u, opts)
 		serves = fmt.Sprintf("%d users of %s, each with its token", u.count(), f.users)
 	} else {
@@ -228,14 +237,19 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 			warnReadable(e, f.tokenFile)
 		}
 		opts.Token = token
+		if observed {
+			opts.Observer = obs // one user, who has no id
+		}
 		handler = mcpserver.Handler(s, opts)
 		serves = e.store.where(e.getenv)
 		if token != "" {
 			serves += ", with a bearer token"
 		}
 	}
-	// Every store is released once the server stopped, its requests
-	// done.
+	// Every store is released once the server stopped: its requests
+	// finished or, past --shutdown-timeout, their contexts cancelled and
+	// their connections cut; a store's Close waits for what still runs on
+	// it, which the cancelled context ends.
 	defer closeAll()
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -248,10 +262,12 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 			return err
 		}
 	}
+	health := probes(newReadiness(roots, op, accessLog))
 	streams := newStreams()
 	defer streams.endNow()
 	srv := &http.Server{
-		Handler:           operated(streams.handler(handler), roots, op, accessLog),
+		BaseContext:       func(net.Listener) context.Context { return base },
+		Handler:           operated(streams.handler(handler), health),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -265,12 +281,12 @@ func serveHTTP(ctx context.Context, e *env, f httpFlags) error {
 	defer wg.Wait()
 	if m != nil {
 		fmt.Fprintf(e.stderr, "mdmemory: metrics at http://%s/metrics\n", ml.Addr())
-		wg.Go(func() { _ = serveMetrics(ctx, ml, m) })
+		wg.Go(func() { _ = serveMetrics(ctx, ml, m, health) })
 	}
 	defer context.AfterFunc(ctx, func() {
 		fmt.Fprintf(e.stderr, "mdmemory: stopping: no new requests; those under way have %v to finish\n", f.shutdownTimeout)
 	})()
-	return serve(ctx, srv, l, f.maxConns, f.shutdownTimeout)
+	return serve(ctx, srv, l, f.maxConns, f.shutdownTimeout, cancelBase)
 }
 
 // listFlag is a flag that may be repeated, each value a comma-separated

@@ -3,10 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +24,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	dto "github.com/prometheus/client_model/go"
@@ -180,8 +185,16 @@ func TestMCPHTTPOperated(t *testing.T) {
 
 	code, body := get(t, s.url+"healthz")
 	require.Equal(t, http.StatusOK, code, body)
+	// The memories' folder gone, the server is not ready, and still alive.
+	// (The first probe: a later one within readyInterval would answer
+	// from it, which TestReadinessInterval shows.)
+	require.NoError(t, os.Rename(mems, mems+".away"))
 	code, body = get(t, s.url+"readyz")
-	require.Equal(t, http.StatusOK, code, body)
+	require.Equal(t, http.StatusServiceUnavailable, code, body)
+	require.NotContains(t, body, root)
+	code, _ = get(t, s.url+"healthz")
+	require.Equal(t, http.StatusOK, code)
+	require.NoError(t, os.Rename(mems+".away", mems))
 	require.Equal(t, http.StatusUnauthorized, post(t, s.url, nil).StatusCode)
 
 	// One client in a session of 2025-11-25, one in stateless requests.
@@ -234,14 +247,6 @@ func TestMCPHTTPOperated(t *testing.T) {
 	}
 	require.NoError(t, cs.Close())
 
-	// The memories' folder gone, the server is not ready, and still alive.
-	require.NoError(t, os.Rename(mems, mems+".away"))
-	code, body = get(t, s.url+"readyz")
-	require.Equal(t, http.StatusServiceUnavailable, code, body)
-	require.NotContains(t, body, root)
-	code, _ = get(t, s.url+"healthz")
-	require.Equal(t, http.StatusOK, code)
-
 	log := s.stop(t)
 	require.NotContains(t, log, alice)
 	require.NotContains(t, log, secret)
@@ -256,9 +261,19 @@ func TestMCPHTTPOperated(t *testing.T) {
 			tools++
 			require.NotEmpty(t, rec["user"])
 			require.NotContains(t, rec["user"], "alice")
+			// Not a plain hash of the memory's name, which anyone could
+			// compute from a guess of it: keyed with the users file.
+			name := filepath.Join(mems, "alice")
+			plain := sha256.Sum256([]byte(name))
+			require.NotEqual(t, hex.EncodeToString(plain[:6]), rec["user"])
+			u, err := readUsers(users, "", memory.Options{}, os.Getenv)
+			require.NoError(t, err)
+			require.Equal(t, userID(u.logKey(), name), rec["user"])
 		}
 		if rec["status"] == float64(http.StatusUnauthorized) {
 			statuses++
+			// The connection's address, the test's loopback one.
+			require.Contains(t, rec["client"], "127.0.0.1:", line)
 		}
 	}
 	require.Equal(t, 1, tools, log)
@@ -476,7 +491,9 @@ func TestMCPOperatorUsage(t *testing.T) {
 func TestReadinessOneProbeAtATime(t *testing.T) {
 	var probes atomic.Int64
 	started, release, waits := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	now := time.Unix(1e9, 0)
 	rd := &readiness{
+		now:   func() time.Time { return now },
 		roots: []string{"s3://bucket"},
 		probe: func(context.Context, string) error {
 			if probes.Add(1) == 1 {
@@ -496,6 +513,298 @@ func TestReadinessOneProbeAtATime(t *testing.T) {
 	require.False(t, <-first)
 	require.False(t, <-second)
 	require.Equal(t, int64(1), probes.Load(), "the second call probed too")
+	now = now.Add(readyInterval)
 	require.False(t, rd.ready(context.Background()))
 	require.Equal(t, int64(2), probes.Load())
 }
+
+// TestUserIDKeyed: the access log's user id depends on the users file's
+// tokens, so that it cannot be recomputed from a guess of the memory's
+// name alone; processes reading one file agree on it.
+func TestUserIDKeyed(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) *users {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+		u, err := readUsers(path, "", memory.Options{}, os.Getenv)
+		require.NoError(t, err)
+		return u
+	}
+	const mem = "s3://memory/users/alice"
+	a := write("a", "alice-token-0123456789abcdef "+mem+"\nbob-token-0123456789abcdef s3://memory/users/bob\n")
+	again := write("b", "bob-token-0123456789abcdef s3://memory/users/bob\nalice-token-0123456789abcdef "+mem+"\n")
+	other := write("c", "alice-token-ffffffffffffffff "+mem+"\n")
+	id := userID(a.logKey(), mem)
+	require.Len(t, id, 12)
+	require.Equal(t, id, userID(again.logKey(), mem), "the same tokens, in another order")
+	require.NotEqual(t, id, userID(other.logKey(), mem), "other tokens")
+	require.NotEqual(t, id, userID(a.logKey(), "s3://memory/users/bob"))
+	plain := sha256.Sum256([]byte(mem))
+	require.NotEqual(t, hex.EncodeToString(plain[:6]), id)
+}
+
+// TestObserverOpenFailed: a user's store that could not be opened is
+// counted as a backend error and logged with the user's keyed id, the
+// memory's name out of the error.
+func TestObserverOpenFailed(t *testing.T) {
+	m := newMetrics()
+	var log strings.Builder
+	key := []byte("key")
+	o := observer{m: m, log: slog.New(slog.NewJSONHandler(&log, nil)), key: key}
+	const mem = "s3://memory/users/alice"
+	o.OpenFailed(mem, fmt.Errorf("open %s: head users/alice/facts: access denied (memory/users/alice)", mem))
+	o.OpenFailed(mem, context.Canceled)
+	fams, err := m.reg.Gather()
+	require.NoError(t, err)
+	byName := map[string]*dto.MetricFamily{}
+	for _, f := range fams {
+		byName[f.GetName()] = f
+	}
+	require.Equal(t, 1.0, value(byName, "mdmemory_backend_errors_total", "op", "open"))
+	require.NotContains(t, log.String(), "alice")
+	var rec map[string]any
+	require.NoError(t, json.Unmarshal([]byte(strings.SplitN(log.String(), "\n", 2)[0]), &rec))
+	require.Equal(t, userID(key, mem), rec["user"])
+	require.Contains(t, rec["err"], "access denied")
+	require.Contains(t, rec["err"], "MEMORY")
+}
+
+// TestReadinessInterval: calls of /readyz in a loop probe the backend at
+// most once a readyInterval; the others get the last result.
+func TestReadinessInterval(t *testing.T) {
+	now := time.Unix(1e9, 0)
+	var probes int
+	up := true
+	rd := &readiness{
+		now:   func() time.Time { return now },
+		roots: []string{"/a", "/b"},
+		probe: func(context.Context, string) error {
+			probes++
+			if !up {
+				return errors.New("down")
+			}
+			return nil
+		},
+	}
+	for range 100 {
+		require.True(t, rd.ready(context.Background()))
+	}
+	require.Equal(t, 2, probes, "one probe of each root")
+	up = false
+	now = now.Add(readyInterval - time.Nanosecond)
+	require.True(t, rd.ready(context.Background()), "the last result, within the interval")
+	require.Equal(t, 2, probes)
+	now = now.Add(time.Nanosecond)
+	require.False(t, rd.ready(context.Background()))
+	require.Equal(t, 3, probes, "a probe once the interval is past; it stops at the first root down")
+	require.False(t, rd.ready(context.Background()))
+	require.Equal(t, 3, probes)
+}
+
+// TestStatDirTimeout: a stat that does not return (a hung file system)
+// does not hold a probe past its context, and the stats left under way
+// are bounded.
+func TestStatDirTimeout(t *testing.T) {
+	hang := make(chan struct{})
+	entered := make(chan struct{}, maxStuckStats)
+	stat := func(string) (fs.FileInfo, error) {
+		entered <- struct{}{}
+		<-hang
+		return nil, errors.New("released")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range maxStuckStats {
+		err := statDir(ctx, "/hung", stat)
+		require.ErrorIs(t, err, context.Canceled)
+		<-entered
+	}
+	err := statDir(context.Background(), "/hung", stat)
+	require.ErrorContains(t, err, "still under way")
+	close(hang)
+	// The stuck ones return, and free their places.
+	for len(stats) > 0 {
+		runtime.Gosched()
+	}
+	require.NoError(t, statDir(context.Background(), t.TempDir(), os.Stat))
+	require.ErrorIs(t, statDir(context.Background(), filepath.Join(t.TempDir(), "no"), os.Stat), fs.ErrNotExist)
+}
+
+// TestMCPHTTPProbesOnMetrics: /healthz and /readyz are served on the
+// --metrics address too, whose connections are its own: clients holding
+// every one of --max-conns with headers they never finish do not fail a
+// liveness probe sent there.
+func TestMCPHTTPProbesOnMetrics(t *testing.T) {
+	s := startServer(t, nil, true, "--dir", sample(t), "--http", "127.0.0.1:0", "--max-conns", "2", "--metrics", "127.0.0.1:0", "--log-format", "none")
+	addr := strings.TrimSuffix(strings.TrimPrefix(s.url, "http://"), "/")
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		_, err = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n") // never finished
+		require.NoError(t, err)
+	}
+	base := strings.TrimSuffix(s.metrics, "metrics")
+	for _, path := range []string{"healthz", "readyz"} {
+		code, body := get(t, base+path)
+		require.Equal(t, http.StatusOK, code, path)
+		require.Equal(t, "ok\n", body, path)
+	}
+	code, _ := get(t, base+"other")
+	require.Equal(t, http.StatusNotFound, code)
+}
+
+// TestMCPHTTPStopSlowBody: a client that never finishes its request's
+// body does not hold a stopping server until --shutdown-timeout (an hour
+// here) nor until the body's own 30 seconds: the body gets bodyGrace, the
+// request 408, and the process exits with status 0.
+func TestMCPHTTPStopSlowBody(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGTERM to send")
+	}
+	s := startServer(t, nil, false, "--dir", sample(t), "--http", "127.0.0.1:0", "--log-format", "none", "--shutdown-timeout", "1h")
+	addr := strings.TrimSuffix(strings.TrimPrefix(s.url, "http://"), "/")
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	// Expect: 100-continue: the server says "100 Continue" once the
+	// handler reads the body, so the request is being served.
+	_, err = io.WriteString(c, "POST / HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n")
+	require.NoError(t, err)
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
+	require.NoError(t, err)
+	require.Contains(t, line, "100 Continue")
+	_, err = io.WriteString(c, `{"jsonrpc":"2.0",`) // and no more
+	require.NoError(t, err)
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	exited := make(chan error, 1)
+	go func() { <-s.done; exited <- s.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		require.False(t, errors.As(err, &ee), "status 0 after SIGTERM: %v\n%s", err, s.output())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the server still runs 20 s after SIGTERM, held by a body that does not come:\n%s", s.output())
+	}
+}
+
+// TestStreamsEndAfterGrace: at a stop, the sessions' event streams end
+// after the streams' grace even while another request is under way, and a
+// body still coming is given a deadline.
+func TestStreamsEndAfterGrace(t *testing.T) {
+	s := newStreams()
+	s.grace = 0
+	inPOST, release := make(chan struct{}), make(chan struct{})
+	h := s.handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			close(inPOST)
+			<-release
+			return
+		}
+		<-r.Context().Done() // an event stream
+	}))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	posted := make(chan struct{})
+	go func() {
+		defer close(posted)
+		resp, err := http.Post(srv.URL, "application/json", strings.NewReader("{}"))
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-inPOST
+	streamed := make(chan struct{})
+	go func() {
+		defer close(streamed)
+		resp, err := http.Get(srv.URL)
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	s.stop()
+	select {
+	case <-s.end.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the streams did not end while a request was under way")
+	}
+	<-streamed
+	close(release)
+	<-posted
+}
+
+// TestMCPHTTPStopDeadline: a request still running at --shutdown-timeout
+// (a search waiting on an embeddings server that never answers) has its
+// context cancelled and its connection cut: the process releases its
+// store and exits, not held by the request.
+func TestMCPHTTPStopDeadline(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGTERM to send")
+	}
+	arrived, release := make(chan struct{}, 2), make(chan struct{})
+	embed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		http.Error(w, "gone", http.StatusServiceUnavailable)
+	}))
+	defer embed.Close()
+	defer close(release)
+	s := startServer(t, nil, false, "--dir", sample(t), "--http", "127.0.0.1:0", "--embed-url", embed.URL+"/v1", "--embed-model", "fake", "--log-format", "none", "--shutdown-timeout", "500ms")
+	// In a stateless request and in a session of 2025-11-25, whose
+	// requests run in the session, not in the POST's context.
+	for _, version := range []string{"", "2025-11-25"} {
+		cs := connectTokenAt(t, s.url, "", version)
+		go func() {
+			_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "memory_search", Arguments: map[string]any{"query": "airport", "limit": nil}})
+		}()
+		<-arrived
+	}
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	exited := make(chan error, 1)
+	go func() { <-s.done; exited <- s.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		require.False(t, errors.As(err, &ee), "status 0 after SIGTERM: %v\n%s", err, s.output())
+	case <-time.After(20 * time.Second):
+		s.cmd.Process.Signal(syscall.SIGQUIT) // its goroutines, on standard error
+		<-exited
+		t.Fatalf("the server still runs 20 s after SIGTERM, held by a request past its deadline:\n%s", s.output())
+	}
+}
+
+// TestBodyWriterHoldsDeadline: once a stop shortened a body still coming,
+// a handler's own read deadline does not lengthen it; once the body is
+// in, the handler's deadline is its own again.
+func TestBodyWriterHoldsDeadline(t *testing.T) {
+	var got []time.Time
+	rw := &deadlineRecorder{ResponseWriter: httptest.NewRecorder(), set: func(d time.Time) { got = append(got, d) }}
+	b := &watchedBody{ReadCloser: io.NopCloser(strings.NewReader("x")), rc: http.NewResponseController(rw)}
+	w := bodyWriter{ResponseWriter: rw, b: b}
+	later := time.Now().Add(time.Hour)
+	require.NoError(t, http.NewResponseController(w).SetReadDeadline(later))
+	b.shorten()
+	require.NoError(t, http.NewResponseController(w).SetReadDeadline(later))
+	require.NoError(t, http.NewResponseController(w).SetReadDeadline(time.Time{}))
+	_, err := io.ReadAll(b)
+	require.NoError(t, err)
+	require.NoError(t, http.NewResponseController(w).SetReadDeadline(time.Time{}))
+	require.Len(t, got, 5)
+	require.Equal(t, later, got[0], "before the stop: the handler's")
+	require.True(t, got[1].Before(later), "the stop's")
+	require.Equal(t, got[1], got[2], "held to the stop's")
+	require.Equal(t, got[1], got[3], "no deadline is held to the stop's too")
+	require.True(t, got[4].IsZero(), "the body in: the handler's")
+}
+
+// deadlineRecorder records the read deadlines set on it.
+type deadlineRecorder struct {
+	http.ResponseWriter
+	set func(time.Time)
+}
+
+func (d *deadlineRecorder) SetReadDeadline(t time.Time) error { d.set(t); return nil }

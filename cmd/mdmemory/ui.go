@@ -122,5 +122,5 @@ func serveUI(ctx context.Context, e *env, f httpFlags) error {
 		fmt.Fprintf(e.stderr, "mdmemory: serving the page for %s at %s; log in with %s?token=TOKEN (the token of --token-file or $%s) or the login form; Ctrl-C ends it\n", e.store.where(e.getenv), url, url, tokenEnv)
 	}
 	go page.Warm(ctx)
-	return serve(ctx, srv, l, 256, 5*time.Second)
+	return serve(ctx, srv, l, 256, 5*time.Second, nil)
 }

@@ -216,5 +216,25 @@ func (u *users) roots() []string {
 	return roots
 }
 
+// logKey is the key of the user ids of the access log (userID): the
+// SHA-256 of the token digests of the file, in order. Every process that
+// reads the same users file has it without a setting of its own; who does
+// not have the file (whose digests are as secret as a password's hash)
+// cannot tell a user from a guess of its memory's name. A change to the
+// users' tokens changes every id.
+func (u *users) logKey() []byte {
+	digests := make([][sha256.Size]byte, 0, len(u.byDigest))
+	for d := range u.byDigest {
+		digests = append(digests, d)
+	}
+	slices.SortFunc(digests, func(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) })
+	h := sha256.New()
+	h.Write([]byte("mdmemory access log user id\x00"))
+	for _, d := range digests {
+		h.Write(d[:])
+	}
+	return h.Sum(nil)
+}
+
 // count is the number of users.
 func (u *users) count() int { return len(u.worlds) }

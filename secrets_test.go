@@ -301,3 +301,36 @@ func TestCheckSecretInArchive(t *testing.T) {
 	assert.Contains(t, got[0].Fix, "'mdmemory forget'")
 	assert.NotContains(t, got[0].Fix, "edit")
 }
+
+// TestSecretGuardAfterLookAlikes: a password after many lines that only
+// mention passwords is refused by the guard and reported by Check.
+func TestSecretGuardAfterLookAlikes(t *testing.T) {
+	ctx := context.Background()
+	s, _ := open(t, nil)
+	var b strings.Builder
+	b.WriteString("# 2026-02\n\n> Summary: passwords moved\n\n## Moved the passwords to Bitwarden\n- Date: 2026-02-10\n- Summary: every service's password moved\n")
+	for i := range 200 {
+		b.WriteString("- Service " + string(rune('A'+i%26)) + ": password is managed by Bitwarden\n")
+	}
+	value := "Zq8#" + "kLm2Vw"
+	b.WriteString("- NAS: password is " + value + "\n")
+	wantSecretRefused(t, s.Write(ctx, "episodes/2026-02.md", b.String()), "a password", value)
+	// Written with the guard off, Check finds it in the file.
+	leavesBroken(t, "holds a password written with the guard off, for Check to find")
+	s2, dir := open(t, &memory.Options{Secrets: memory.SecretFunc(func(string) []memory.Secret { return nil })})
+	require.NoError(t, s2.Write(ctx, "episodes/2026-02.md", b.String()))
+	require.NoError(t, s2.Close())
+	s3, err := memory.Open(dir, &memory.Options{Now: feb26})
+	require.NoError(t, err)
+	defer s3.Close()
+	findings, err := s3.Check(ctx)
+	require.NoError(t, err)
+	n := 0
+	for _, f := range findings {
+		if f.Path == "episodes/2026-02.md" && strings.Contains(f.Problem, "a password") {
+			n++
+			assert.Equal(t, strings.Count(b.String(), "\n"), f.Line)
+		}
+	}
+	assert.Equal(t, 1, n, "%v", findings)
+}

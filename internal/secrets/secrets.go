@@ -89,13 +89,17 @@ func (r *rule) find(text, lower string, hits []hit, out []Finding) []Finding {
 		s = lower
 	}
 	back, window := max(r.back, 1), max(r.back, 1)+cmp.Or(r.fwd, 320)
-	found, next := 0, 0 // matches looked at; where the next may start
+	// Each place is tried once, whichever keyword's hit reaches it: a
+	// rule's work is bounded by the text's length, however dense its
+	// keywords. After a finding the next starts past it.
+	found, next := 0, 0 // findings kept; where the next try may start
 	for _, h := range hits {
 		if found == maxPerRule {
 			break
 		}
 		j := int(h.at)
 		for p := max(j-back+1, next, 0); p <= j; p++ {
+			next = p + 1
 			if p > 0 && wordByte(text[p-1]) || r.starts != "" && strings.IndexByte(r.starts, s[p]) < 0 {
 				continue // a match starts a word, with one of starts
 			}
@@ -103,16 +107,16 @@ func (r *rule) find(text, lower string, hits []hit, out []Finding) []Finding {
 			if m == nil {
 				continue
 			}
-			found++
-			next = p + m[1]
 			start, end := p+m[0], p+m[1]
 			if len(m) >= 4 && m[2] >= 0 {
 				start, end = p+m[2], p+m[3]
 			}
 			if r.accepts(text[start:end]) && !overlaps(out, start, end) {
 				out = append(out, Finding{Kind: r.kind, Start: start, End: end})
+				found++
+				next = p + m[1]
+				break
 			}
-			break
 		}
 	}
 	return out
@@ -188,8 +192,10 @@ func wordByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
 }
 
-// maxPerRule bounds the matches one rule looks at in one text: a text
-// that holds more of one kind is refused for the first already.
+// maxPerRule bounds the findings one rule keeps in one text: a text that
+// holds more of one kind is refused for the first already. Matches a rule
+// rejects (placeholders, mentions) are not counted: any number of them
+// hides no credential after them.
 const maxPerRule = 64
 
 func overlaps(fs []Finding, start, end int) bool {

@@ -376,3 +376,22 @@ func TestHelpers(t *testing.T) {
 	assert.False(t, urlPassword("$X"))
 	assert.NotEmpty(t, Kinds())
 }
+
+// TestLookAlikesHideNothing: any number of matches a rule rejects
+// (mentions, placeholders) before a credential do not hide it: only
+// findings count towards the bound of a rule.
+func TestLookAlikesHideNothing(t *testing.T) {
+	sk := "s" + "k-"
+	g := newGen(64)
+	for _, c := range []struct{ lookAlike, real string }{
+		{"- Service X: password is managed by Bitwarden\n", "- NAS: password is Zq8#" + "kLm2Vw\n"},
+		{"- key " + sk + "proj-" + strings.Repeat("x", 40) + " (placeholder in docs)\n", "- real: " + sk + "proj-" + g.of(alnum, 48) + "\n"},
+		{"- the router password is printed on it\n", "- NAS password: Zq8#" + "kLm2Vw\n"},
+	} {
+		text := strings.Repeat(c.lookAlike, 3*maxPerRule) + c.real
+		got := Find(text)
+		if assert.Len(t, got, 1, "%q after %d look-alikes", c.real, 3*maxPerRule) {
+			assert.Equal(t, len(text)-len(c.real), strings.LastIndexByte(text[:got[0].Start], '\n')+1)
+		}
+	}
+}

@@ -408,6 +408,13 @@ var rules = sync.OnceValue(func() []rule {
 		{kind: "a private key", keywords: []string{"PRIVATE KEY"}, back: 48, fwd: 640,
 			re:      re(`-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----(?:\s|[A-Za-z-]+:[^\n]*\n)*([A-Za-z0-9+/=]{40,})`),
 			entropy: 4.0, classes: 3},
+		// A private key's header that ends the text or is followed by the
+		// start of a body: a key written in parts, its header first (nothing
+		// ordinary ends a text so). Where the rule above finds the body, the
+		// two overlap, and its finding is kept.
+		{kind: "a private key", keywords: []string{"PRIVATE KEY"}, back: 48, fwd: 640,
+			re:    re(`(-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----[ \t]*(?:(?:\r?\n|\\n)?$|(?:\r?\n|\\n)[A-Za-z0-9+/=]{16}))`),
+			judge: func(string) bool { return true }},
 		{kind: "an Anthropic API key", keywords: []string{"sk-ant-"},
 			re: re(`(sk-ant-[a-z]{3,8}\d{0,3}-[A-Za-z0-9_\-]{32,})`), entropy: 3.0, classes: 2},
 		{kind: "an OpenAI API key", keywords: []string{"sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"},

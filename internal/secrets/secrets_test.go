@@ -117,8 +117,13 @@ func credentials(g *gen) map[string][]string {
 		"a Telegram bot token":                  {"- bot token " + g.of("123456789", 10) + ":A" + "A" + g.of(b64url, 33)},
 		"an API key of a model provider":        {"- Groq: gs" + "k_" + g.of(alnum, 52), "TAVILY_API_KEY=tv" + "ly-dev-" + g.of(alnum, 32)},
 		"a Mailgun or Linear or Notion API key": {"mailgun key-" + g.of(hex, 32), "LINEAR=lin" + "_api_" + g.of(alnum, 40)},
-		"a private key":                         {g.privateKey("RSA"), g.privateKey("OPENSSH"), "key:\n" + g.privateKey("")},
-		"a JSON Web Token":                      {"- session cookie " + g.jwt()},
+		"a private key": {
+			g.privateKey("RSA"), g.privateKey("OPENSSH"), "key:\n" + g.privateKey(""),
+			// A key written in parts: its header alone, or with its body's start.
+			"- Key:\n-----BEGIN OPENSSH PRIVATE" + " KEY-----\n", "-----BEGIN RSA PRIVATE" + " KEY-----",
+			"-----BEGIN EC PRIVATE" + " KEY-----\n" + g.of(b64, 20),
+		},
+		"a JSON Web Token": {"- session cookie " + g.jwt()},
 		"a bearer token": {
 			"Authorization: Bearer " + g.of(b64url, 40),
 			"curl -H 'Authorization: bearer " + g.of(alnum, 32) + "' https://api.acme.test",

@@ -405,8 +405,10 @@ var rules = sync.OnceValue(func() []rule {
 	// whom or what it is for ("the API key for the weather service: …").
 	const gap = `(?:\s+(?:for|of|to|on)\s[^:=\n"']{1,40}?)?`
 	return []rule{
+		// A private key block, its lines broken by newlines or by the \n
+		// escapes of a JSON string (a Google service account's key file).
 		{kind: "a private key", keywords: []string{"PRIVATE KEY"}, back: 48, fwd: 640,
-			re:      re(`-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----(?:\s|[A-Za-z-]+:[^\n]*\n)*([A-Za-z0-9+/=]{40,})`),
+			re:      re(`-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----(?:\s|\\n|[A-Za-z-]+:[^\n]*\n)*([A-Za-z0-9+/=]{40,})`),
 			entropy: 4.0, classes: 3},
 		// A private key's header that ends the text or is followed by the
 		// start of a body: a key written in parts, its header first (nothing

@@ -122,6 +122,9 @@ func credentials(g *gen) map[string][]string {
 			// A key written in parts: its header alone, or with its body's start.
 			"- Key:\n-----BEGIN OPENSSH PRIVATE" + " KEY-----\n", "-----BEGIN RSA PRIVATE" + " KEY-----",
 			"-----BEGIN EC PRIVATE" + " KEY-----\n" + g.of(b64, 20),
+			// A Google service account's key file: the block in a JSON string.
+			`{"type": "service_account", "project_id": "acme-prod", "private_key_id": "` + g.of(hex, 40) + `", "private_key": "` +
+				strings.ReplaceAll(g.privateKey(""), "\n", `\n`) + `\n", "client_email": "ci@acme-prod.iam.gserviceaccount.com"}`,
 		},
 		"a JSON Web Token": {"- session cookie " + g.jwt()},
 		"a bearer token": {
@@ -399,4 +402,19 @@ func TestLookAlikesHideNothing(t *testing.T) {
 			assert.Equal(t, len(text)-len(c.real), strings.LastIndexByte(text[:got[0].Start], '\n')+1)
 		}
 	}
+}
+
+// TestPrivateKeyInJSON: a private key in a JSON string, its lines joined
+// by \n escapes (a Google service account's key file), is found at its
+// body, as a block with newlines is.
+func TestPrivateKeyInJSON(t *testing.T) {
+	g := newGen(12)
+	key := g.privateKey("RSA")
+	body := key[strings.IndexByte(key, '\n')+1:]
+	body = body[:strings.IndexByte(body, '\n')]
+	text := `{"private_key": "` + strings.ReplaceAll(key, "\n", `\n`) + `\n"}`
+	got := Find(text)
+	require.Len(t, got, 1)
+	assert.Equal(t, "a private key", got[0].Kind)
+	assert.Equal(t, body, text[got[0].Start:got[0].End])
 }

@@ -13,7 +13,12 @@
 // character it must mix, and allowlists for look-alikes: placeholders
 // (sk-xxxx…, <your-key>, ${TOKEN}, "your_api_key", a run of one
 // character), the keys of documentation (AWS's AKIAIOSFODNN7EXAMPLE,
-// anything holding EXAMPLE), and names of variables (API_KEY_ENV). A value
+// anything holding EXAMPLE, jwt.io's token), the defaults of local
+// servers in a connection string (postgres:postgres@localhost,
+// guest:guest), names of variables (API_KEY_ENV), and values made of words
+// (a path, a resource's or a program's name, "SHA256-hashed",
+// "min12Chars", "hunter2": see wordy) where a password or a key is named
+// only by the words before it. A value
 // of a credential's shape that only looks typed by hand (a sequence, a
 // pattern repeated) is judged one: nobody needs it kept, and a test key is
 // often made so.
@@ -341,6 +346,109 @@ func classes(s string) int {
 	return lower + upper + digit + other
 }
 
+// wordy reports a value made of words, as names, paths and phrases are,
+// not of random characters: made of letters, digits and the '-', '_', '.'
+// and '/' that join words, cut at each of these, between letters and digits, and where a word in capitals starts
+// (min12Chars → min 12 Chars; HMAC-SHA256/base64url → HMAC SHA 256 base
+// 64 url), its words are three letters long or more on average, hold
+// four fifths of its letters or more, and it holds at most two runs of
+// digits, at most one letter alone (the O of OAuth, the X of X-Amz), and
+// at most one short word that is not pronounceable (cfg, src). A random value is cut into
+// many short runs: it is rarely wordy (see TestWordyRandom).
+func wordy(v string) bool {
+	if strings.Trim(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./") != "" {
+		return false // a symbol: P@ssw0rd!, Tr0ub4dor&3
+	}
+	digits, single, vowelless, words, letters, inWords := 0, 0, 0, 0, 0, 0
+	word := func(w string) {
+		switch {
+		case w == "":
+		case w[0] >= '0' && w[0] <= '9':
+			digits++
+		default:
+			words++
+			letters += len(w)
+			if len(w) >= 3 {
+				inWords += len(w)
+			}
+			if len(w) == 1 {
+				single++
+			} else if len(w) >= 3 && !pronounceable(w) {
+				vowelless++
+				if len(w) >= 5 {
+					vowelless += 2 // no word
+				}
+			}
+		}
+	}
+	kind := func(c byte) int { // 0 other, 1 lower, 2 upper, 3 digit
+		switch {
+		case 'a' <= c && c <= 'z':
+			return 1
+		case 'A' <= c && c <= 'Z':
+			return 2
+		case '0' <= c && c <= '9':
+			return 3
+		}
+		return 0
+	}
+	start := 0
+	for i := 0; i <= len(v); i++ {
+		if i == len(v) {
+			word(v[start:])
+			break
+		}
+		k := kind(v[i])
+		if k == 0 {
+			word(v[start:i])
+			start = i + 1
+			continue
+		}
+		if i == start {
+			continue
+		}
+		p := kind(v[i-1])
+		switch {
+		case p == 3 && k != 3, p != 3 && k == 3, p == 1 && k == 2:
+			word(v[start:i]) // a digit starts or ends, or a capital after lower case
+			start = i
+		case p == 2 && k == 1 && i-1 > start:
+			word(v[start : i-1]) // HTMLParser: HTML, then Parser
+			start = i - 1
+		}
+	}
+	return words > 0 && digits <= 2 && single <= 1 && vowelless <= 1 && 5*inWords >= 4*letters && letters >= 3*words
+}
+
+// pronounceable reports a word with a vowel and no five consonants in a
+// row, as words of names are (Middleware, Postgres, strengths).
+func pronounceable(w string) bool {
+	vowel, run := false, 0
+	for i := 0; i < len(w); i++ {
+		if strings.IndexByte("aeiouyAEIOUY", w[i]) >= 0 {
+			vowel, run = true, 0
+		} else if run++; run >= 5 {
+			return false
+		}
+	}
+	return vowel
+}
+
+// memberAccess reports a name of a program's value, a.b.c (cfg.dbPass,
+// os.environ): names joined by dots.
+func memberAccess(v string) bool {
+	parts := strings.Split(v, ".")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || p[0] >= '0' && p[0] <= '9' || strings.Trim(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+			return false
+		}
+	}
+	return true
+}
+
 // looksLikePassword judges the value of "password: …": one word a person
 // chose, not a phrase, a name or a reference to where it is kept. It must
 // be 6 to 64 characters mixing letters with digits or symbols, and not be
@@ -358,7 +466,7 @@ func looksLikePassword(v string) bool {
 		}
 	}
 	switch v[0] {
-	case '$', '%', '{', '(', '[', '@', '/', '\\', '#', '&', '*':
+	case '$', '%', '{', '(', '[', '@', '/', '\\', '#', '&', '*', '~', '.':
 		return false // a variable, a reference, a path or a mask
 	}
 	if strings.Contains(v, "://") || strings.Contains(v, "(") {
@@ -372,13 +480,38 @@ func looksLikePassword(v string) bool {
 	if c < 2 {
 		return false // a word
 	}
-	// An identifier: upper-case words joined by '_' (DB_PASSWORD), or a
-	// name with digits in it only at its end and nothing else mixed in
-	// (v2, gpt4) is a name, not a password.
-	if strings.Trim(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == "" && strings.Contains(v, "_") {
+	// An identifier: upper-case words joined by '_' (DB_PASSWORD), a
+	// program's value (cfg.dbPass), or words with a number (SHA256-hashed,
+	// 6-digit, min12Chars, test_login2, and hunter2, the joke) is a name or
+	// a phrase, not a password.
+	if strings.Trim(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == "" && strings.Contains(v, "_") || memberAccess(v) || wordy(v) {
 		return false
 	}
 	return entropy(v) >= 2.5
+}
+
+// looksLikePasswordIs judges the value of "the password is …", where a
+// phrase goes on ("is WPA3-only", "is 2nd-class"): a password mixing three
+// kinds of character.
+func looksLikePasswordIs(v string) bool {
+	return looksLikePassword(v) && classes(strings.TrimRight(v, ".,;:!?)]}'\"")) >= 3
+}
+
+// looksLikeKey judges a value named as a key, token or secret: random,
+// mixing three kinds of character ('/' does not count), and not a path, a
+// resource's name or a program's value made of words.
+func looksLikeKey(v string) bool {
+	return entropy(v) >= 3.7 && classes(strings.ReplaceAll(v, "/", "")) >= 3 && !wordy(v) && !memberAccess(v)
+}
+
+// looksLikeBearer judges a bearer token: random, not an identifier
+// (AuthenticationMiddleware, ACCESS_TOKEN_FROM_STEP_2), with a digit and
+// 20 characters or more, or 32 or more.
+func looksLikeBearer(v string) bool {
+	if entropy(v) < 3.5 || classes(v) < 2 || wordy(v) || memberAccess(v) {
+		return false
+	}
+	return len(v) >= 32 || strings.ContainsAny(v, "0123456789")
 }
 
 // urlPassword judges the password of a URL (scheme://user:password@host):
@@ -386,14 +519,27 @@ func looksLikePassword(v string) bool {
 // ("user:pass@host") is a password still: it opens the database.
 func urlPassword(v string) bool {
 	switch toLower(v) {
-	case "password", "passwd", "secret", "x", "token", "apikey", "api_key":
+	case "password", "passwd", "pass", "pwd", "secret", "x", "token", "apikey", "api_key", "...",
+		// The defaults of local servers, in every tutorial: no secret.
+		"postgres", "guest", "root", "admin", "user", "test", "mysql", "redis", "mongo", "default":
 		return false
 	}
 	switch v[0] {
 	case '$', '%', '{', '[', '*':
 		return false // a variable, a template or a mask
 	}
+	// A name standing for the password: PASS, DB_PASSWORD,
+	// personal-access-token.
+	if strings.Trim(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == "" || strings.Trim(v, "abcdefghijklmnopqrstuvwxyz") != "" && strings.Trim(v, "abcdefghijklmnopqrstuvwxyz-_") == "" {
+		return false
+	}
 	return true
+}
+
+// jwtExample reports the example token of jwt.io (its claims: "sub"
+// "1234567890", "name" "John Doe"), in every page about JSON Web Tokens.
+func jwtExample(v string) bool {
+	return strings.Contains(v, "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIi")
 }
 
 // rules are compiled once, when Find is first called.
@@ -420,7 +566,9 @@ var rules = sync.OnceValue(func() []rule {
 		{kind: "an Anthropic API key", keywords: []string{"sk-ant-"},
 			re: re(`(sk-ant-[a-z]{3,8}\d{0,3}-[A-Za-z0-9_\-]{32,})`), entropy: 3.0, classes: 2},
 		{kind: "an OpenAI API key", keywords: []string{"sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"},
-			re: re(`(sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,})`), entropy: 3.0, classes: 2},
+			re: re(`(sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{40,})`), judge: func(v string) bool {
+				return entropy(v) >= 3.0 && classes(v) >= 2 && !wordy(v) // not sk-proj-billing-dashboard-2025-q3
+			}},
 		{kind: "an OpenAI API key", keywords: []string{"T3BlbkFJ"}, back: 24,
 			re: re(`(sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})`), entropy: 3.0, classes: 1},
 		{kind: "an API key (sk-…)", keywords: []string{"sk-"},
@@ -437,7 +585,7 @@ var rules = sync.OnceValue(func() []rule {
 		{kind: "a GitLab token", keywords: []string{"glpat-", "glptt-", "gldt-", "glrt-", "glsoat-"},
 			re: re(`((?:glpat|glptt|gldt|glrt|glsoat)-[A-Za-z0-9_\-]{20,})`), entropy: 3.0, classes: 2},
 		{kind: "a Slack token", keywords: []string{"xox", "xapp-"},
-			re: re(`((?:xox[baprse]|xapp)-[0-9A-Za-z\-]{10,})`), entropy: 3.0, classes: 1},
+			re: re(`((?:xox[baprse]|xapp)-\d+-[0-9A-Za-z\-]{10,})`), entropy: 3.0, classes: 1},
 		{kind: "a Slack webhook URL", keywords: []string{"hooks.slack.com"},
 			re: re(`hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/_\-]{20,})`), entropy: 3.0, classes: 1},
 		{kind: "a Discord webhook URL", keywords: []string{"/api/webhooks/"}, back: 16,
@@ -464,22 +612,35 @@ var rules = sync.OnceValue(func() []rule {
 			re: re(`(shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})`), entropy: 3.0, classes: 1},
 		{kind: "a Telegram bot token", keywords: []string{":AA"}, back: 12,
 			re: re(`([0-9]{8,10}:AA[0-9A-Za-z_\-]{33})(?:[^A-Za-z0-9_\-]|$)`), entropy: 3.0, classes: 1},
-		{kind: "an API key of a model provider", keywords: []string{"gsk_", "xai-", "r8_", "tvly-", "pplx-", "csk-", "fw_"},
-			re: re(`((?:gsk_|xai-|r8_|tvly-(?:dev-|prod-)?|pplx-|csk-|fw_)[A-Za-z0-9]{30,})`), entropy: 3.0, classes: 1},
-		{kind: "a Mailgun or Linear or Notion API key", keywords: []string{"key-", "lin_api_", "ntn_", "secret_"},
-			re: re(`(key-[0-9a-f]{32}|lin_api_[A-Za-z0-9]{40}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})(?:[^A-Za-z0-9]|$)`), entropy: 3.5, classes: 2},
+		{kind: "an API key of a model provider", keywords: []string{"gsk_", "xai-", "r8_", "tvly-", "pplx-", "csk-"},
+			re: re(`((?:gsk_|xai-|r8_|tvly-(?:dev-|prod-)?|pplx-|csk-)[A-Za-z0-9]{30,})`), entropy: 3.0, classes: 1},
+		// Fireworks: its keys mix cases; fw_ and a hash is a firmware's name.
+		{kind: "an API key of a model provider", keywords: []string{"fw_"},
+			re: re(`(fw_[A-Za-z0-9]{30,})`), entropy: 3.0, classes: 3},
+		{kind: "a Mailgun or Linear or Notion API key", keywords: []string{"lin_api_", "ntn_", "secret_"},
+			re: re(`(lin_api_[A-Za-z0-9]{40}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})(?:[^A-Za-z0-9]|$)`), entropy: 3.5, classes: 2},
+		// Mailgun's key-<32 hex> only where Mailgun is named: a cache's
+		// key-<md5> is no key.
+		{kind: "a Mailgun or Linear or Notion API key", keywords: []string{"mailgun"}, fold: true, fwd: 120,
+			re: re(`mailgun[^\n]{0,80}?[^a-z0-9_\-](key-[0-9a-f]{32})(?:[^a-z0-9]|$)`), entropy: 3.5, classes: 2},
 		{kind: "a JSON Web Token", keywords: []string{"eyJ"}, fwd: 8192,
-			re: re(`(eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})`), entropy: 3.5, classes: 3},
+			re: re(`(eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})`), judge: func(v string) bool {
+				return entropy(v) >= 3.5 && classes(v) >= 3 && !jwtExample(v)
+			}},
 		{kind: "a bearer token", keywords: []string{"bearer"}, fold: true,
-			re: re(`bearer\s+([A-Za-z0-9._~+/\-]{20,}=*)`), entropy: 3.5, classes: 2},
+			re: re(`bearer\s+([A-Za-z0-9._~+/\-]{20,}=*)`), judge: looksLikeBearer},
 		{kind: "basic authentication credentials", keywords: []string{"basic "}, fold: true, starts: "a", back: 40, fwd: 120,
 			re: re(`authorization["']?\s*[:=]\s*["']?basic\s+([A-Za-z0-9+/]{12,}={0,2})`), entropy: 3.0, classes: 2},
 		{kind: "a password in a connection string", keywords: []string{"://"}, back: 24, fwd: 200,
-			re: re(`[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@'"]{0,64}:([^\s@/'"]{1,128})@[A-Za-z0-9\[]`), judge: urlPassword},
+			re: re(`[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@'"?#]{0,64}:([^\s@/'"?]{1,128})@[A-Za-z0-9\[]`), judge: urlPassword},
+		// "password: …", and "pass: …" only so.
 		{kind: "a password", keywords: []string{"pass", "pwd", "pw"}, fold: true, starts: "pd", back: 8, fwd: 140,
-			re: re(`(?:password|passwd|pwd|passphrase|passcode|pass|db_pass|pw)["']?` + gap + `\s*(?:[:=]|=>|\bis\b)\s*["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePassword},
+			re: re(`(?:(?:password|passwd|pwd|passphrase|passcode|db_pass|pw)["']?` + gap + `|pass["']?)\s*(?:[:=]|=>)\s*["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePassword},
+		// "the password is …", where phrases go on too.
+		{kind: "a password", keywords: []string{"pass", "pwd", "pw"}, fold: true, starts: "pd", back: 8, fwd: 140,
+			re: re(`(?:password|passwd|pwd|passphrase|passcode|pw)` + gap + `\s+is\s+["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePasswordIs},
 		{kind: "an API key or token", keywords: []string{"key", "token", "secret", "credential"}, fold: true, starts: "acst", back: 16, fwd: 180,
 			re:      re(`(?:api[_ \-]?key|apikey|access[_ \-]?key|auth[_ \-]?key|secret[_ \-]?key|client[_ \-]?secret|secret|token|access[_ \-]?token|auth[_ \-]?token|credentials?|accountkey)["']?` + gap + `\s*(?:[:=]|=>|\bis\b)\s*["'` + "`" + `]?([A-Za-z0-9_\-./+=]{20,})`),
-			entropy: 3.7, classes: 3},
+			judge: looksLikeKey},
 	}
 })

@@ -49,13 +49,15 @@ import (
 // URLs), Discord webhooks, Stripe, Google (API keys, OAuth client secrets
 // and access tokens), SendGrid, Twilio, npm, PyPI, Hugging Face,
 // DigitalOcean, Shopify, Telegram bots, Groq, xAI, Replicate, Tavily,
-// Perplexity, Mailgun, Linear and Notion; private key blocks (PEM,
-// OpenSSH, PGP); JSON Web Tokens; bearer tokens and basic authentication
-// headers; the password of a connection string
-// (postgres://user:password@host); a password written as one ("password:
-// …", "the wifi password is …") whose value looks like one, not a phrase;
-// and a long random value named as an API key, token, secret or
-// credential. It is precise first: it matches the shape of a value, never
+// Perplexity, Fireworks, Mailgun, Linear and Notion, and Datadog,
+// OpenWeatherMap and Algolia where the provider is named; private key
+// blocks (PEM, OpenSSH, PGP; in a JSON string too, as in a Google service
+// account's key file); JSON Web Tokens; bearer tokens and basic
+// authentication headers; the password of a connection string
+// (postgres://user:password@host) or after curl -u; a password written as
+// one ("password: …", "the wifi password is …", "Passwort: …") whose
+// value looks like one, not a phrase; and a long random value named as an
+// API key, token, secret or credential. It is precise first: it matches the shape of a value, never
 // a mention, so "the Tavily API key has a 1,000/day limit", "password
 // reset emails land in spam" or "uses 1Password" pass, and placeholders
 // (sk-xxxx, <your-key>, ${TOKEN}) and documentation's examples

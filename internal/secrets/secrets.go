@@ -623,6 +623,10 @@ var rules = sync.OnceValue(func() []rule {
 		// key-<md5> is no key.
 		{kind: "a Mailgun or Linear or Notion API key", keywords: []string{"mailgun"}, fold: true, fwd: 120,
 			re: re(`mailgun[^\n]{0,80}?[^a-z0-9_\-](key-[0-9a-f]{32})(?:[^a-z0-9]|$)`), entropy: 3.5, classes: 2},
+		// Keys of 32 hex digits, only where their provider and a key are
+		// named (as gitleaks does): a hash alone is no key.
+		{kind: "a Datadog, OpenWeatherMap or Algolia API key", keywords: []string{"datadog", "dd_api_key", "dd_app_key", "openweather", "algolia"}, fold: true, fwd: 120,
+			re: re(`(?:dd_api_key|dd_app_key|(?:datadog|openweather|algolia)[^\n]{0,40}?key)[^\n]{0,30}?[^a-z0-9_\-]([0-9a-f]{32})(?:[^a-z0-9_\-]|$)`), entropy: 3.0, classes: 2},
 		{kind: "a JSON Web Token", keywords: []string{"eyJ"}, fwd: 8192,
 			re: re(`(eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})`), judge: func(v string) bool {
 				return entropy(v) >= 3.5 && classes(v) >= 3 && !jwtExample(v)
@@ -636,11 +640,24 @@ var rules = sync.OnceValue(func() []rule {
 		// "password: …", and "pass: …" only so.
 		{kind: "a password", keywords: []string{"pass", "pwd", "pw"}, fold: true, starts: "pd", back: 8, fwd: 140,
 			re: re(`(?:(?:password|passwd|pwd|passphrase|passcode|db_pass|pw)["']?` + gap + `|pass["']?)\s*(?:[:=]|=>)\s*["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePassword},
+		// "password" in other languages.
+		{kind: "a password", keywords: []string{"passwort", "kennwort", "mot de passe", "contraseña", "senha", "パスワード", "密码", "пароль", "Пароль"}, fold: true, fwd: 100,
+			re: re(`(?:passwort|kennwort|mot de passe|contraseña|senha|パスワード|密码|пароль|Пароль)\s*(?:[:=]|：)\s*["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePassword},
+		// curl's -u user:password.
+		{kind: "a password", keywords: []string{"curl "}, fold: true, fwd: 200,
+			re: re(`curl\s(?:[^\n]{0,160}?\s)?(?:-u|--user)[ =]["']?[^\s:'"]{1,64}:([^\s'"]{6,128})`), judge: looksLikePassword},
 		// "the password is …", where phrases go on too.
 		{kind: "a password", keywords: []string{"pass", "pwd", "pw"}, fold: true, starts: "pd", back: 8, fwd: 140,
 			re: re(`(?:password|passwd|pwd|passphrase|passcode|pw)` + gap + `\s+is\s+["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePasswordIs},
 		{kind: "an API key or token", keywords: []string{"key", "token", "secret", "credential"}, fold: true, starts: "acst", back: 16, fwd: 180,
 			re:    re(`(?:api[_ \-]?key|apikey|access[_ \-]?key|auth[_ \-]?key|secret[_ \-]?key|client[_ \-]?secret|secret|token|access[_ \-]?token|auth[_ \-]?token|credentials?|accountkey)["']?` + gap + `\s*(?:[:=]|=>|\bis\b)\s*["'` + "`" + `]?([A-Za-z0-9_\-./+=]{20,})`),
 			judge: looksLikeKey},
+		// A long random value named only as a key or a token: "here's my
+		// key: …", "X-API-Key: …", "token …".
+		{kind: "an API key or token", keywords: []string{"key", "token"}, fold: true, starts: "kt", fwd: 200,
+			re: re(`(?:key|token)["']?\s*(?:[:=]|=>|\bis\b)?\s*["'` + "`" + `]?([A-Za-z0-9_\-+/]{32,}={0,2})(?:[^A-Za-z0-9_\-./+=]|$)`),
+			judge: func(v string) bool {
+				return looksLikeKey(v) && strings.ContainsAny(v, "0123456789") && entropy(v) >= 4.0
+			}},
 	}
 })

@@ -128,6 +128,9 @@ func credentials(g *gen) map[string][]string {
 				strings.ReplaceAll(g.privateKey(""), "\n", `\n`) + `\n", "client_email": "ci@acme-prod.iam.gserviceaccount.com"}`,
 		},
 		"a JSON Web Token": {"- session cookie " + g.jwt()},
+		"a Datadog, OpenWeatherMap or Algolia API key": {
+			"- Datadog API key: " + g.of(hex, 32), "DD_API_KEY=" + g.of(hex, 32), "- OpenWeatherMap key is " + g.of(hex, 32), "- Algolia admin key: " + g.of(hex, 32),
+		},
 		"a bearer token": {
 			"Authorization: Bearer " + g.of(b64url, 40),
 			"curl -H 'Authorization: bearer " + g.of(alnum, 32) + "' https://api.acme.test",
@@ -146,12 +149,17 @@ func credentials(g *gen) map[string][]string {
 			"DB_PASS=" + g.of(alnum, 12) + "",
 			"pwd: " + g.of(alnum, 10) + "9",
 			"passphrase: " + g.of(alnum, 20),
+			// In other languages, and curl's -u.
+			"- Passwort: Zq8#" + "kLm2Vw", "- パスワード: Zq8#" + "kLm2Vw", "- mot de passe : Zq8#" + "kLm2Vw", "- contraseña: Zq8#" + "kLm2Vw",
+			"- curl -u admin:" + g.of(alnum, 14) + "7 https://api.acme.test",
 		},
 		"an API key or token": {
 			"- API key for the weather service: " + g.of(alnum, 32),
 			"api_key = \"" + g.of(alnum, 40) + "\"",
 			"access token is " + g.of(b64url, 30) + "Q7",
 			"AccountKey=" + g.of(b64, 86) + "==",
+			// A long random value named only as a key or a token.
+			"- here's my key: " + g.of(alnum, 38) + "7Q", "- token " + g.of(alnum, 38) + "7Q", "- the Azure storage key: " + g.of(b64, 84) + "7Q==",
 		},
 	}
 }
@@ -226,6 +234,9 @@ func lookAlikes(g *gen) map[string][]string {
 			"access token = OAuth2/ClientCredentials/Flow", "credentials: AzureCliCredential/DefaultAzureCredential chain",
 			"The CSRF token is HMAC-SHA256/base64url-encoded", "apiKey: import.meta.env.VITE_MAPBOX_TOKEN2", "token is X-Amz-Security-Token-Header2",
 			"k8s secret: app/Postgres-Credentials-v2/password",
+			"Fixed in commit key " + g.of(hex, 40), "key: projects/acme-prod/locations/global/keyRings/prod-ring/cryptoKeys/db",
+			"token " + strings.Repeat("Ab1", 12), "docker run -u 1000:1000 alpine", "curl -u $USER:$TOKEN https://x.test", "curl --user www-data:www-data https://x",
+			"Datadog agent bumped to " + g.of(hex, 40), "the Datadog key is in Vault", "DD_API_KEY=${DD_API_KEY}",
 		},
 	}
 }

@@ -98,6 +98,7 @@ func (r *rule) find(text, lower string, hits []hit, out []Finding) []Finding {
 	// rule's work is bounded by the text's length, however dense its
 	// keywords. After a finding the next starts past it.
 	found, next := 0, 0 // findings kept; where the next try may start
+	run := -1           // where the next run of r.run starts, from next on
 	for _, h := range hits {
 		if found == maxPerRule {
 			break
@@ -105,8 +106,16 @@ func (r *rule) find(text, lower string, hits []hit, out []Finding) []Finding {
 		j := int(h.at)
 		for p := max(j-back+1, next, 0); p <= j; p++ {
 			next = p + 1
-			if p > 0 && wordByte(text[p-1]) || r.starts != "" && strings.IndexByte(r.starts, s[p]) < 0 {
-				continue // a match starts a word, with one of starts
+			if p > 0 && wordByte(text[p-1]) || !r.startsAt(s, p, j) {
+				continue // a match starts a word, with one of leads
+			}
+			if r.run.min > 0 {
+				if run < p {
+					run = r.run.next(s, p)
+				}
+				if run-p > window-r.run.min {
+					continue // no value in reach
+				}
 			}
 			m := r.re.FindStringSubmatchIndex(s[p:min(p+window, len(s))])
 			if m == nil {
@@ -233,9 +242,14 @@ type rule struct {
 	keywords  []string
 	fold      bool
 	back, fwd int
-	// starts, when not "", holds the bytes a match may start with (in
-	// lower case): other places are not tried.
-	starts string
+	// leads, when set, are the texts a match starts with (in lower case
+	// when fold): other places are not tried. Without them, a match that
+	// starts before its keyword (back > 1) holds no space up to it.
+	leads []string
+	// run, when set, is what a value needs in reach: a run of bytes of a
+	// set, so long. A place whose window holds none is not tried: in text
+	// dense with keywords, few windows hold a value.
+	run valueRun
 	// re matches the value: its first group when it has one, else the
 	// whole match.
 	re *regexp.Regexp
@@ -250,6 +264,56 @@ type rule struct {
 	// judge, when set, judges the value instead of entropy and classes:
 	// a password a person chose is short and plain next to a key.
 	judge func(v string) bool
+}
+
+// A valueRun is a run of at least min bytes of a set.
+type valueRun struct {
+	min int
+	set *[256]bool
+}
+
+// next returns where the first run of r in s starts from p on; len(s)
+// when none.
+func (r valueRun) next(s string, p int) int {
+	n := 0
+	for i := p; i < len(s); i++ {
+		if !r.set[s[i]] {
+			n = 0
+			continue
+		}
+		if n++; n == r.min {
+			return i - n + 1
+		}
+	}
+	return len(s)
+}
+
+// runOf is a valueRun of min bytes of those in chars, or of any but those
+// after a '^'.
+func runOf(min int, chars string) valueRun {
+	set := new([256]bool)
+	not := strings.HasPrefix(chars, "^")
+	if not {
+		chars = chars[1:]
+	}
+	for c := range 256 {
+		set[c] = strings.IndexByte(chars, byte(c)) >= 0 != not
+	}
+	return valueRun{min, set}
+}
+
+// startsAt reports whether a match may start at p of s (the text, or its
+// lower case when fold) for the keyword at j.
+func (r *rule) startsAt(s string, p, j int) bool {
+	if r.leads == nil {
+		return p == j || strings.IndexAny(s[p:j], " \t\r\n") < 0
+	}
+	for _, l := range r.leads {
+		if strings.HasPrefix(s[p:], l) {
+			return true
+		}
+	}
+	return false
 }
 
 // accepts judges a value the expression matched.
@@ -547,13 +611,19 @@ var rules = sync.OnceValue(func() []rule {
 	// Each expression is anchored: it matches where a word starts (Find
 	// checks that the byte before is no letter, digit, '_' or '-').
 	re := func(expr string) *regexp.Regexp { return regexp.MustCompile(`^(?:` + expr + `)`) }
+	const (
+		alnum    = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+		b64      = alnum + "+/="
+		notValue = "^ \t\r\n\"'`,;" // what a password may be made of
+	)
 	// What may stand between a password's or key's name and its value:
 	// whom or what it is for ("the API key for the weather service: …").
 	const gap = `(?:\s+(?:for|of|to|on)\s[^:=\n"']{1,40}?)?`
 	return []rule{
 		// A private key block, its lines broken by newlines or by the \n
 		// escapes of a JSON string (a Google service account's key file).
-		{kind: "a private key", keywords: []string{"PRIVATE KEY"}, back: 48, fwd: 640,
+		{kind: "a private key", run: runOf(40, b64), keywords: []string{"PRIVATE KEY"}, back: 48, fwd: 640,
+			leads:   []string{"-----BEGIN"},
 			re:      re(`-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----(?:\s|\\n|[A-Za-z-]+:[^\n]*\n)*([A-Za-z0-9+/=]{40,})`),
 			entropy: 4.0, classes: 3},
 		// A private key's header that ends the text or is followed by the
@@ -561,6 +631,7 @@ var rules = sync.OnceValue(func() []rule {
 		// ordinary ends a text so). Where the rule above finds the body, the
 		// two overlap, and its finding is kept.
 		{kind: "a private key", keywords: []string{"PRIVATE KEY"}, back: 48, fwd: 640,
+			leads: []string{"-----BEGIN"},
 			re:    re(`(-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----[ \t]*(?:(?:\r?\n|\\n)?$|(?:\r?\n|\\n)[A-Za-z0-9+/=]{16}))`),
 			judge: func(string) bool { return true }},
 		{kind: "an Anthropic API key", keywords: []string{"sk-ant-"},
@@ -575,7 +646,7 @@ var rules = sync.OnceValue(func() []rule {
 			re: re(`(sk-[A-Za-z0-9]{32,})(?:[^A-Za-z0-9_\-]|$)`), entropy: 3.5, classes: 2},
 		{kind: "an AWS access key ID", keywords: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
 			re: re(`((?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16})(?:[^A-Za-z0-9]|$)`), entropy: 3.0, classes: 1},
-		{kind: "an AWS secret access key", keywords: []string{"aws", "secret"}, fold: true, starts: "as", back: 8, fwd: 160,
+		{kind: "an AWS secret access key", run: runOf(40, alnum+"/+"), keywords: []string{"aws", "secret"}, fold: true, leads: []string{"aws", "secret"}, back: 8, fwd: 160,
 			re:      re(`(?:aws|secret)[a-z_ \-]{0,24}(?:secret|key)["']?\s*(?:[:=]|=>|\bis\b)\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
 			entropy: 4.0, classes: 3},
 		{kind: "a GitHub token", keywords: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
@@ -621,11 +692,11 @@ var rules = sync.OnceValue(func() []rule {
 			re: re(`(lin_api_[A-Za-z0-9]{40}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})(?:[^A-Za-z0-9]|$)`), entropy: 3.5, classes: 2},
 		// Mailgun's key-<32 hex> only where Mailgun is named: a cache's
 		// key-<md5> is no key.
-		{kind: "a Mailgun or Linear or Notion API key", keywords: []string{"mailgun"}, fold: true, fwd: 120,
+		{kind: "a Mailgun or Linear or Notion API key", run: runOf(32, "0123456789abcdef"), keywords: []string{"mailgun"}, fold: true, fwd: 120,
 			re: re(`mailgun[^\n]{0,80}?[^a-z0-9_\-](key-[0-9a-f]{32})(?:[^a-z0-9]|$)`), entropy: 3.5, classes: 2},
 		// Keys of 32 hex digits, only where their provider and a key are
 		// named (as gitleaks does): a hash alone is no key.
-		{kind: "a Datadog, OpenWeatherMap or Algolia API key", keywords: []string{"datadog", "dd_api_key", "dd_app_key", "openweather", "algolia"}, fold: true, fwd: 120,
+		{kind: "a Datadog, OpenWeatherMap or Algolia API key", run: runOf(32, "0123456789abcdef"), keywords: []string{"datadog", "dd_api_key", "dd_app_key", "openweather", "algolia"}, fold: true, fwd: 120,
 			re: re(`(?:dd_api_key|dd_app_key|(?:datadog|openweather|algolia)[^\n]{0,40}?key)[^\n]{0,30}?[^a-z0-9_\-]([0-9a-f]{32})(?:[^a-z0-9_\-]|$)`), entropy: 3.0, classes: 2},
 		{kind: "a JSON Web Token", keywords: []string{"eyJ"}, fwd: 8192,
 			re: re(`(eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})`), judge: func(v string) bool {
@@ -633,28 +704,28 @@ var rules = sync.OnceValue(func() []rule {
 			}},
 		{kind: "a bearer token", keywords: []string{"bearer"}, fold: true,
 			re: re(`bearer\s+([A-Za-z0-9._~+/\-]{20,}=*)`), judge: looksLikeBearer},
-		{kind: "basic authentication credentials", keywords: []string{"basic "}, fold: true, starts: "a", back: 40, fwd: 120,
+		{kind: "basic authentication credentials", run: runOf(12, alnum+"+/"), keywords: []string{"basic "}, fold: true, leads: []string{"authorization"}, back: 40, fwd: 120,
 			re: re(`authorization["']?\s*[:=]\s*["']?basic\s+([A-Za-z0-9+/]{12,}={0,2})`), entropy: 3.0, classes: 2},
-		{kind: "a password in a connection string", keywords: []string{"://"}, back: 24, fwd: 200,
+		{kind: "a password in a connection string", run: runOf(1, "@"), keywords: []string{"://"}, back: 24, fwd: 200,
 			re: re(`[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@'"?#]{0,64}:([^\s@/'"?]{1,128})@[A-Za-z0-9\[]`), judge: urlPassword},
 		// "password: …", and "pass: …" only so.
-		{kind: "a password", keywords: []string{"pass", "pwd", "pw"}, fold: true, starts: "pd", back: 8, fwd: 140,
+		{kind: "a password", run: runOf(6, notValue), keywords: []string{"pass", "pwd", "pw"}, fold: true, leads: []string{"pa", "pw", "db_pass"}, back: 8, fwd: 140,
 			re: re(`(?:(?:password|passwd|pwd|passphrase|passcode|db_pass|pw)["']?` + gap + `|pass["']?)\s*(?:[:=]|=>)\s*["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePassword},
 		// "password" in other languages.
-		{kind: "a password", keywords: []string{"passwort", "kennwort", "mot de passe", "contraseña", "senha", "パスワード", "密码", "пароль", "Пароль"}, fold: true, fwd: 100,
+		{kind: "a password", run: runOf(6, notValue), keywords: []string{"passwort", "kennwort", "mot de passe", "contraseña", "senha", "パスワード", "密码", "пароль", "Пароль"}, fold: true, fwd: 100,
 			re: re(`(?:passwort|kennwort|mot de passe|contraseña|senha|パスワード|密码|пароль|Пароль)\s*(?:[:=]|：)\s*["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePassword},
 		// curl's -u user:password.
-		{kind: "a password", keywords: []string{"curl "}, fold: true, fwd: 200,
-			re: re(`curl\s(?:[^\n]{0,160}?\s)?(?:-u|--user)[ =]["']?[^\s:'"]{1,64}:([^\s'"]{6,128})`), judge: looksLikePassword},
+		{kind: "a password", run: runOf(6, "^ \t\r\n'\""), keywords: []string{"curl "}, fold: true, fwd: 200,
+			re: re(`curl\s(?:[^\n]{0,80}?\s)?(?:-u|--user)[ =]["']?[^\s:'"]{1,64}:([^\s'"]{6,128})`), judge: looksLikePassword},
 		// "the password is …", where phrases go on too.
-		{kind: "a password", keywords: []string{"pass", "pwd", "pw"}, fold: true, starts: "pd", back: 8, fwd: 140,
+		{kind: "a password", run: runOf(6, notValue), keywords: []string{"pass", "pwd", "pw"}, fold: true, leads: []string{"pa", "pw", "db_pass"}, back: 8, fwd: 140,
 			re: re(`(?:password|passwd|pwd|passphrase|passcode|pw)` + gap + `\s+is\s+["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePasswordIs},
-		{kind: "an API key or token", keywords: []string{"key", "token", "secret", "credential"}, fold: true, starts: "acst", back: 16, fwd: 180,
+		{kind: "an API key or token", run: runOf(20, alnum+"_-./+="), keywords: []string{"key", "token", "secret", "credential"}, fold: true, leads: []string{"api", "access", "auth", "secret", "client", "token", "credential", "accountkey"}, back: 16, fwd: 180,
 			re:    re(`(?:api[_ \-]?key|apikey|access[_ \-]?key|auth[_ \-]?key|secret[_ \-]?key|client[_ \-]?secret|secret|token|access[_ \-]?token|auth[_ \-]?token|credentials?|accountkey)["']?` + gap + `\s*(?:[:=]|=>|\bis\b)\s*["'` + "`" + `]?([A-Za-z0-9_\-./+=]{20,})`),
 			judge: looksLikeKey},
 		// A long random value named only as a key or a token: "here's my
 		// key: …", "X-API-Key: …", "token …".
-		{kind: "an API key or token", keywords: []string{"key", "token"}, fold: true, starts: "kt", fwd: 200,
+		{kind: "an API key or token", run: runOf(32, alnum+"_-+/"), keywords: []string{"key", "token"}, fold: true, fwd: 200,
 			re: re(`(?:key|token)["']?\s*(?:[:=]|=>|\bis\b)?\s*["'` + "`" + `]?([A-Za-z0-9_\-+/]{32,}={0,2})(?:[^A-Za-z0-9_\-./+=]|$)`),
 			judge: func(v string) bool {
 				return looksLikeKey(v) && strings.ContainsAny(v, "0123456789") && entropy(v) >= 4.0

@@ -97,8 +97,8 @@ func (r *rule) find(text, lower string, hits []hit, out []Finding) []Finding {
 	// Each place is tried once, whichever keyword's hit reaches it: a
 	// rule's work is bounded by the text's length, however dense its
 	// keywords. After a finding the next starts past it.
-	found, next := 0, 0 // findings kept; where the next try may start
-	run := -1           // where the next run of r.run starts, from next on
+	found, next := 0, 0              // findings kept; where the next try may start
+	runs := make([]int, len(r.runs)) // where the next run of each of r.runs starts, from next on
 	for _, h := range hits {
 		if found == maxPerRule {
 			break
@@ -109,13 +109,8 @@ func (r *rule) find(text, lower string, hits []hit, out []Finding) []Finding {
 			if p > 0 && wordByte(text[p-1]) || !r.startsAt(s, p, j) {
 				continue // a match starts a word, with one of leads
 			}
-			if r.run.min > 0 {
-				if run < p {
-					run = r.run.next(s, p)
-				}
-				if run-p > window-r.run.min {
-					continue // no value in reach
-				}
+			if !r.inReach(s, p, window, runs) {
+				continue // no value in reach
 			}
 			m := r.re.FindStringSubmatchIndex(s[p:min(p+window, len(s))])
 			if m == nil {
@@ -128,6 +123,10 @@ func (r *rule) find(text, lower string, hits []hit, out []Finding) []Finding {
 			if r.accepts(text[start:end]) && !overlaps(out, start, end) {
 				out = append(out, Finding{Kind: r.kind, Start: start, End: end})
 				found++
+				next = p + m[1]
+				break
+			}
+			if r.skip {
 				next = p + m[1]
 				break
 			}
@@ -246,10 +245,14 @@ type rule struct {
 	// when fold): other places are not tried. Without them, a match that
 	// starts before its keyword (back > 1) holds no space up to it.
 	leads []string
-	// run, when set, is what a value needs in reach: a run of bytes of a
-	// set, so long. A place whose window holds none is not tried: in text
-	// dense with keywords, few windows hold a value.
-	run valueRun
+	// runs, when set, are what a match needs in reach: runs of bytes of a
+	// set, so long (the value; a ':' or '='). A place whose window lacks
+	// one is not tried: in text dense with keywords, few windows hold a
+	// value.
+	runs []valueRun
+	// skip: a match rejected is passed whole, as a finding is (a token
+	// inside a token rejected is no other).
+	skip bool
 	// re matches the value: its first group when it has one, else the
 	// whole match.
 	re *regexp.Regexp
@@ -302,6 +305,21 @@ func runOf(min int, chars string) valueRun {
 	return valueRun{min, set}
 }
 
+// inReach reports whether each of r.runs starts in the window of
+// window bytes at p of s; next holds, for each, where its next run starts
+// as found from an earlier place (0 before any).
+func (r *rule) inReach(s string, p, window int, next []int) bool {
+	for i, run := range r.runs {
+		if next[i] < p || next[i] == 0 {
+			next[i] = run.next(s, p)
+		}
+		if next[i]-p > window-run.min {
+			return false
+		}
+	}
+	return true
+}
+
 // startsAt reports whether a match may start at p of s (the text, or its
 // lower case when fold) for the keyword at j.
 func (r *rule) startsAt(s string, p, j int) bool {
@@ -344,13 +362,27 @@ func toLower(s string) string {
 	return string(b)
 }
 
+// placeholders are the texts a placeholder holds, in lower and upper case
+// and capitalised, made once.
+var placeholders = sync.OnceValue(func() []string {
+	var out []string
+	for _, p := range []string{"xxxx", "****", "....", "…", "<", ">", "${", "{{", "%s", "example", "your", "placeholder", "redacted", "dummy", "sample", "changeme", "insert", "replace"} {
+		for _, v := range []string{p, strings.ToUpper(p), strings.ToUpper(p[:1]) + p[1:]} {
+			if !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+})
+
 // placeholder reports a value that stands for a credential in
 // documentation or a template, rather than being one.
 func placeholder(v string) bool {
 	// In lower or upper case or capitalised, not mixed: a random key may
 	// hold "xXxX".
-	for _, p := range []string{"xxxx", "****", "....", "…", "<", ">", "${", "{{", "%s", "example", "your", "placeholder", "redacted", "dummy", "sample", "changeme", "insert", "replace"} {
-		if strings.Contains(v, p) || strings.Contains(v, strings.ToUpper(p)) || strings.Contains(v, strings.ToUpper(p[:1])+p[1:]) {
+	for _, p := range placeholders() {
+		if strings.Contains(v, p) {
 			return true
 		}
 	}
@@ -622,7 +654,7 @@ var rules = sync.OnceValue(func() []rule {
 	return []rule{
 		// A private key block, its lines broken by newlines or by the \n
 		// escapes of a JSON string (a Google service account's key file).
-		{kind: "a private key", run: runOf(40, b64), keywords: []string{"PRIVATE KEY"}, back: 48, fwd: 640,
+		{kind: "a private key", runs: []valueRun{runOf(40, b64)}, keywords: []string{"PRIVATE KEY"}, back: 48, fwd: 640,
 			leads:   []string{"-----BEGIN"},
 			re:      re(`-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----(?:\s|\\n|[A-Za-z-]+:[^\n]*\n)*([A-Za-z0-9+/=]{40,})`),
 			entropy: 4.0, classes: 3},
@@ -646,7 +678,7 @@ var rules = sync.OnceValue(func() []rule {
 			re: re(`(sk-[A-Za-z0-9]{32,})(?:[^A-Za-z0-9_\-]|$)`), entropy: 3.5, classes: 2},
 		{kind: "an AWS access key ID", keywords: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
 			re: re(`((?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16})(?:[^A-Za-z0-9]|$)`), entropy: 3.0, classes: 1},
-		{kind: "an AWS secret access key", run: runOf(40, alnum+"/+"), keywords: []string{"aws", "secret"}, fold: true, leads: []string{"aws", "secret"}, back: 8, fwd: 160,
+		{kind: "an AWS secret access key", runs: []valueRun{runOf(40, alnum+"/+")}, keywords: []string{"aws", "secret"}, fold: true, leads: []string{"aws", "secret"}, back: 8, fwd: 160,
 			re:      re(`(?:aws|secret)[a-z_ \-]{0,24}(?:secret|key)["']?\s*(?:[:=]|=>|\bis\b)\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
 			entropy: 4.0, classes: 3},
 		{kind: "a GitHub token", keywords: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
@@ -692,40 +724,40 @@ var rules = sync.OnceValue(func() []rule {
 			re: re(`(lin_api_[A-Za-z0-9]{40}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})(?:[^A-Za-z0-9]|$)`), entropy: 3.5, classes: 2},
 		// Mailgun's key-<32 hex> only where Mailgun is named: a cache's
 		// key-<md5> is no key.
-		{kind: "a Mailgun or Linear or Notion API key", run: runOf(32, "0123456789abcdef"), keywords: []string{"mailgun"}, fold: true, fwd: 120,
+		{kind: "a Mailgun or Linear or Notion API key", runs: []valueRun{runOf(32, "0123456789abcdef")}, keywords: []string{"mailgun"}, fold: true, fwd: 120,
 			re: re(`mailgun[^\n]{0,80}?[^a-z0-9_\-](key-[0-9a-f]{32})(?:[^a-z0-9]|$)`), entropy: 3.5, classes: 2},
 		// Keys of 32 hex digits, only where their provider and a key are
 		// named (as gitleaks does): a hash alone is no key.
-		{kind: "a Datadog, OpenWeatherMap or Algolia API key", run: runOf(32, "0123456789abcdef"), keywords: []string{"datadog", "dd_api_key", "dd_app_key", "openweather", "algolia"}, fold: true, fwd: 120,
+		{kind: "a Datadog, OpenWeatherMap or Algolia API key", runs: []valueRun{runOf(32, "0123456789abcdef")}, keywords: []string{"datadog", "dd_api_key", "dd_app_key", "openweather", "algolia"}, fold: true, fwd: 120,
 			re: re(`(?:dd_api_key|dd_app_key|(?:datadog|openweather|algolia)[^\n]{0,40}?key)[^\n]{0,30}?[^a-z0-9_\-]([0-9a-f]{32})(?:[^a-z0-9_\-]|$)`), entropy: 3.0, classes: 2},
-		{kind: "a JSON Web Token", keywords: []string{"eyJ"}, fwd: 8192,
+		{kind: "a JSON Web Token", keywords: []string{"eyJ"}, fwd: 8192, skip: true,
 			re: re(`(eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})`), judge: func(v string) bool {
 				return entropy(v) >= 3.5 && classes(v) >= 3 && !jwtExample(v)
 			}},
 		{kind: "a bearer token", keywords: []string{"bearer"}, fold: true,
 			re: re(`bearer\s+([A-Za-z0-9._~+/\-]{20,}=*)`), judge: looksLikeBearer},
-		{kind: "basic authentication credentials", run: runOf(12, alnum+"+/"), keywords: []string{"basic "}, fold: true, leads: []string{"authorization"}, back: 40, fwd: 120,
+		{kind: "basic authentication credentials", runs: []valueRun{runOf(12, alnum+"+/")}, keywords: []string{"basic "}, fold: true, leads: []string{"authorization"}, back: 40, fwd: 120,
 			re: re(`authorization["']?\s*[:=]\s*["']?basic\s+([A-Za-z0-9+/]{12,}={0,2})`), entropy: 3.0, classes: 2},
-		{kind: "a password in a connection string", run: runOf(1, "@"), keywords: []string{"://"}, back: 24, fwd: 200,
+		{kind: "a password in a connection string", runs: []valueRun{runOf(1, "@")}, keywords: []string{"://"}, back: 24, fwd: 200,
 			re: re(`[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@'"?#]{0,64}:([^\s@/'"?]{1,128})@[A-Za-z0-9\[]`), judge: urlPassword},
 		// "password: …", and "pass: …" only so.
-		{kind: "a password", run: runOf(6, notValue), keywords: []string{"pass", "pwd", "pw"}, fold: true, leads: []string{"pa", "pw", "db_pass"}, back: 8, fwd: 140,
+		{kind: "a password", runs: []valueRun{runOf(6, notValue), runOf(1, ":=")}, keywords: []string{"pass", "pwd", "pw"}, fold: true, leads: []string{"pa", "pw", "db_pass"}, back: 8, fwd: 140,
 			re: re(`(?:(?:password|passwd|pwd|passphrase|passcode|db_pass|pw)["']?` + gap + `|pass["']?)\s*(?:[:=]|=>)\s*["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePassword},
 		// "password" in other languages.
-		{kind: "a password", run: runOf(6, notValue), keywords: []string{"passwort", "kennwort", "mot de passe", "contraseña", "senha", "パスワード", "密码", "пароль", "Пароль"}, fold: true, fwd: 100,
+		{kind: "a password", runs: []valueRun{runOf(6, notValue)}, keywords: []string{"passwort", "kennwort", "mot de passe", "contraseña", "senha", "パスワード", "密码", "пароль", "Пароль"}, fold: true, fwd: 100,
 			re: re(`(?:passwort|kennwort|mot de passe|contraseña|senha|パスワード|密码|пароль|Пароль)\s*(?:[:=]|：)\s*["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePassword},
 		// curl's -u user:password.
-		{kind: "a password", run: runOf(6, "^ \t\r\n'\""), keywords: []string{"curl "}, fold: true, fwd: 200,
+		{kind: "a password", runs: []valueRun{runOf(6, "^ \t\r\n'\"")}, keywords: []string{"curl "}, fold: true, fwd: 200,
 			re: re(`curl\s(?:[^\n]{0,80}?\s)?(?:-u|--user)[ =]["']?[^\s:'"]{1,64}:([^\s'"]{6,128})`), judge: looksLikePassword},
 		// "the password is …", where phrases go on too.
-		{kind: "a password", run: runOf(6, notValue), keywords: []string{"pass", "pwd", "pw"}, fold: true, leads: []string{"pa", "pw", "db_pass"}, back: 8, fwd: 140,
+		{kind: "a password", runs: []valueRun{runOf(6, notValue)}, keywords: []string{"pass", "pwd", "pw"}, fold: true, leads: []string{"pa", "pw", "db_pass"}, back: 8, fwd: 140,
 			re: re(`(?:password|passwd|pwd|passphrase|passcode|pw)` + gap + `\s+is\s+["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePasswordIs},
-		{kind: "an API key or token", run: runOf(20, alnum+"_-./+="), keywords: []string{"key", "token", "secret", "credential"}, fold: true, leads: []string{"api", "access", "auth", "secret", "client", "token", "credential", "accountkey"}, back: 16, fwd: 180,
+		{kind: "an API key or token", runs: []valueRun{runOf(20, alnum+"_-./+=")}, keywords: []string{"key", "token", "secret", "credential"}, fold: true, leads: []string{"api", "access", "auth", "secret", "client", "token", "credential", "accountkey"}, back: 16, fwd: 180,
 			re:    re(`(?:api[_ \-]?key|apikey|access[_ \-]?key|auth[_ \-]?key|secret[_ \-]?key|client[_ \-]?secret|secret|token|access[_ \-]?token|auth[_ \-]?token|credentials?|accountkey)["']?` + gap + `\s*(?:[:=]|=>|\bis\b)\s*["'` + "`" + `]?([A-Za-z0-9_\-./+=]{20,})`),
 			judge: looksLikeKey},
 		// A long random value named only as a key or a token: "here's my
 		// key: …", "X-API-Key: …", "token …".
-		{kind: "an API key or token", run: runOf(32, alnum+"_-+/"), keywords: []string{"key", "token"}, fold: true, fwd: 200,
+		{kind: "an API key or token", runs: []valueRun{runOf(32, alnum+"_-+/")}, keywords: []string{"key", "token"}, fold: true, fwd: 200,
 			re: re(`(?:key|token)["']?\s*(?:[:=]|=>|\bis\b)?\s*["'` + "`" + `]?([A-Za-z0-9_\-+/]{32,}={0,2})(?:[^A-Za-z0-9_\-./+=]|$)`),
 			judge: func(v string) bool {
 				return looksLikeKey(v) && strings.ContainsAny(v, "0123456789") && entropy(v) >= 4.0

@@ -324,7 +324,7 @@ func (r *rule) inReach(s string, p, window int, next []int) bool {
 // lower case when fold) for the keyword at j.
 func (r *rule) startsAt(s string, p, j int) bool {
 	if r.leads == nil {
-		return p == j || strings.IndexAny(s[p:j], " \t\r\n") < 0
+		return p == j || !strings.ContainsAny(s[p:j], " \t\r\n")
 	}
 	for _, l := range r.leads {
 		if strings.HasPrefix(s[p:], l) {

@@ -59,9 +59,12 @@ func Kinds() []string {
 // specific (an earlier rule) is kept. It returns nil when there is none.
 //
 // A rule's expression runs only where one of its keywords is: anchored at
-// the start of each word from back bytes before the keyword up to it, on
-// at most back+fwd bytes. A text costs one pass that finds every rule's
-// keywords at once, and an expression's work only where a keyword is.
+// the start of each word from back bytes before the keyword up to it
+// that starts as the rule's matches do, on at most back+fwd bytes that
+// hold what a match needs (a value's run of characters). A text costs one
+// pass that finds every rule's keywords at once, and an expression's work
+// only where a keyword is; each place is tried once, however many
+// keywords are near it.
 func Find(text string) []Finding {
 	lower := toLower(text)
 	hits := keywords().scan(text, lower)
@@ -443,13 +446,14 @@ func classes(s string) int {
 }
 
 // wordy reports a value made of words, as names, paths and phrases are,
-// not of random characters: made of letters, digits and the '-', '_', '.'
-// and '/' that join words, cut at each of these, between letters and digits, and where a word in capitals starts
-// (min12Chars → min 12 Chars; HMAC-SHA256/base64url → HMAC SHA 256 base
-// 64 url), its words are three letters long or more on average, hold
-// four fifths of its letters or more, and it holds at most two runs of
-// digits, at most one letter alone (the O of OAuth, the X of X-Amz), and
-// at most one short word that is not pronounceable (cfg, src). A random value is cut into
+// not of random characters. Made of letters, digits and the '-', '_', '.'
+// and '/' that join words, it is cut at each of these, between letters
+// and digits, and where a word in capitals starts (min12Chars → min 12
+// Chars; HMAC-SHA256/base64url → HMAC SHA 256 base 64 url); its words
+// are three letters long or more on average and hold four fifths of its
+// letters or more, and it holds at most two runs of digits, at most one
+// letter alone (the O of OAuth, the X of X-Amz) and at most one short
+// word that is not pronounceable (cfg, src). A random value is cut into
 // many short runs: it is rarely wordy (see TestWordyRandom).
 func wordy(v string) bool {
 	if strings.Trim(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./") != "" {

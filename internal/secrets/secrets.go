@@ -339,13 +339,10 @@ func (r *rule) startsAt(s string, p, j int) bool {
 
 // accepts judges a value the expression matched.
 func (r *rule) accepts(v string) bool {
-	if placeholder(v) {
-		return false
-	}
 	if r.judge != nil {
-		return r.judge(v)
+		return r.judge(v) && !placeholder(v)
 	}
-	return entropy(v) >= r.entropy && classes(v) >= r.classes
+	return entropy(v) >= r.entropy && classes(v) >= r.classes && !placeholder(v)
 }
 
 // toLower lowers ASCII letters only, keeping every byte offset.
@@ -758,6 +755,10 @@ var rules = sync.OnceValue(func() []rule {
 			re: re(`(?:password|passwd|pwd|passphrase|passcode|pw)` + gap + `\s+is\s+["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePasswordIs},
 		{kind: "an API key or token", runs: []valueRun{runOf(20, alnum+"_-./+=")}, keywords: []string{"key", "token", "secret", "credential"}, fold: true, leads: []string{"api", "access", "auth", "secret", "client", "token", "credential", "accountkey"}, back: 16, fwd: 180,
 			re:    re(`(?:api[_ \-]?key|apikey|access[_ \-]?key|auth[_ \-]?key|secret[_ \-]?key|client[_ \-]?secret|secret|token|access[_ \-]?token|auth[_ \-]?token|credentials?|accountkey)["']?` + gap + `\s*(?:[:=]|=>|\bis\b)\s*["'` + "`" + `]?([A-Za-z0-9_\-./+=]{20,})`),
+			judge: looksLikeKey},
+		// A key in an HTTP header named for it.
+		{kind: "an API key or token", runs: []valueRun{runOf(20, alnum+"_-")}, keywords: []string{"x-api-key", "api-key", "x-auth-token", "x-access-token"}, fold: true, fwd: 120,
+			re:    re(`(?:x-api-key|api-key|x-auth-token|x-access-token)["']?\s*[:=]\s*["']?([A-Za-z0-9_\-]{20,})`),
 			judge: looksLikeKey},
 		// A long random value named only as a key or a token: "here's my
 		// key: …", "X-API-Key: …", "token …".

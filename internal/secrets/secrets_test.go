@@ -159,6 +159,7 @@ func credentials(g *gen) map[string][]string {
 			"access token is " + g.of(b64url, 30) + "Q7",
 			"AccountKey=" + g.of(b64, 86) + "==",
 			// A long random value named only as a key or a token.
+			"- X-API-Key: " + g.of(alnum, 30) + "7Q", "curl -H 'api-key: " + g.of(alnum, 30) + "7Q' https://acme.openai.azure.test",
 			"- here's my key: " + g.of(alnum, 38) + "7Q", "- token " + g.of(alnum, 38) + "7Q", "- the Azure storage key: " + g.of(b64, 84) + "7Q==",
 		},
 	}
@@ -236,7 +237,7 @@ func lookAlikes(g *gen) map[string][]string {
 			"k8s secret: app/Postgres-Credentials-v2/password",
 			"Fixed in commit key " + g.of(hex, 40), "key: projects/acme-prod/locations/global/keyRings/prod-ring/cryptoKeys/db",
 			"token " + strings.Repeat("Ab1", 12), "docker run -u 1000:1000 alpine", "curl -u $USER:$TOKEN https://x.test", "curl --user www-data:www-data https://x",
-			"Datadog agent bumped to " + g.of(hex, 40), "the Datadog key is in Vault", "DD_API_KEY=${DD_API_KEY}",
+			"Datadog agent bumped to " + g.of(hex, 40), "API key header name is X-API-Key", "X-API-Key: ${API_KEY}", "x-api-key: see the vault entry api-gateway-prod", "the Datadog key is in Vault", "DD_API_KEY=${DD_API_KEY}",
 		},
 	}
 }

@@ -597,12 +597,16 @@ func looksLikePasswordIs(v string) bool {
 // looksLikeKey judges a value named as a key, token or secret: random,
 // mixing three kinds of character ('/' does not count), and not a path, a
 // resource's name or a program's value made of words, nor a key that is
-// public (Stripe's publishable keys, SSH's public keys).
+// public (Stripe's publishable keys, SSH's public keys, an Ethereum
+// address).
 func looksLikeKey(v string) bool {
 	for _, p := range []string{"pk_live_", "pk_test_", "AAAAB3NzaC1", "AAAAC3NzaC1", "AAAAE2VjZHNh"} {
 		if strings.HasPrefix(v, p) {
 			return false // a key that is public: Stripe's publishable, SSH's
 		}
+	}
+	if len(v) == 42 && strings.HasPrefix(v, "0x") && strings.Trim(v[2:], "0123456789abcdefABCDEF") == "" {
+		return false // an Ethereum address: a token's contract, a wallet
 	}
 	return entropy(v) >= 3.7 && classes(strings.ReplaceAll(v, "/", "")) >= 3 && !wordy(v) && !memberAccess(v)
 }

@@ -531,6 +531,19 @@ func pronounceable(w string) bool {
 	return vowel
 }
 
+// isWord reports a pronounceable word of four letters or more, in lower
+// case, capitalised or in capitals: a folder's name.
+func isWord(w string) bool {
+	if len(w) < 4 || !pronounceable(w) {
+		return false
+	}
+	rest := w[1:]
+	if strings.Trim(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == "" {
+		return true
+	}
+	return strings.Trim(w[:1], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") == "" && strings.Trim(rest, "abcdefghijklmnopqrstuvwxyz") == ""
+}
+
 // memberAccess reports a name of a program's value, a.b.c (cfg.dbPass,
 // os.environ): names joined by dots.
 func memberAccess(v string) bool {
@@ -598,12 +611,21 @@ func looksLikePasswordIs(v string) bool {
 // mixing three kinds of character ('/' does not count), and not a path, a
 // resource's name or a program's value made of words, nor a key that is
 // public (Stripe's publishable keys, SSH's public keys, an Ethereum
-// address).
+// address), nor a path with two folders named by words.
 func looksLikeKey(v string) bool {
 	for _, p := range []string{"pk_live_", "pk_test_", "AAAAB3NzaC1", "AAAAC3NzaC1", "AAAAE2VjZHNh"} {
 		if strings.HasPrefix(v, p) {
 			return false // a key that is public: Stripe's publishable, SSH's
 		}
+	}
+	words := 0
+	for _, seg := range strings.Split(v, "/") {
+		if isWord(seg) {
+			words++
+		}
+	}
+	if words >= 2 {
+		return false // a path: uploads/Avatars/<hash>/original
 	}
 	if len(v) == 42 && strings.HasPrefix(v, "0x") && strings.Trim(v[2:], "0123456789abcdefABCDEF") == "" {
 		return false // an Ethereum address: a token's contract, a wallet

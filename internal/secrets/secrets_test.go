@@ -238,7 +238,8 @@ func lookAlikes(g *gen) map[string][]string {
 			"Fixed in commit key " + g.of(hex, 40), "key: projects/acme-prod/locations/global/keyRings/prod-ring/cryptoKeys/db",
 			"token " + strings.Repeat("Ab1", 12), "docker run -u 1000:1000 alpine", "curl -u $USER:$TOKEN https://x.test", "curl --user www-data:www-data https://x",
 			"Datadog agent bumped to " + g.of(hex, 40), "API key header name is X-API-Key", "X-API-Key: ${API_KEY}", "x-api-key: see the vault entry api-gateway-prod",
-			"- Stripe publishable key: pk" + "_live_" + g.of(alnum, 40), "- DAI token 0x6B175474E89094C44Da98b954EedeAC495271d0F on mainnet", "- Public key AAAAC3NzaC1lZDI1NTE5AAAAI" + g.of(b64, 43) + " alice@laptop", "the Datadog key is in Vault", "DD_API_KEY=${DD_API_KEY}",
+			"- Stripe publishable key: pk" + "_live_" + g.of(alnum, 40), "- DAI token 0x6B175474E89094C44Da98b954EedeAC495271d0F on mainnet",
+			"- S3 object key: uploads/Avatars/" + g.of(hex, 24) + "Q" + g.of(hex, 8) + "/original", "- Public key AAAAC3NzaC1lZDI1NTE5AAAAI" + g.of(b64, 43) + " alice@laptop", "the Datadog key is in Vault", "DD_API_KEY=${DD_API_KEY}",
 		},
 	}
 }
@@ -480,5 +481,12 @@ func TestWordyRandom(t *testing.T) {
 		}
 		assert.LessOrEqual(t, n, c.max, "random values of %d characters judged wordy in 10,000", c.n)
 		t.Logf("%d characters: %d in 10,000 wordy", c.n, n)
+	}	// Keys of base64, with its '/', are judged keys, not paths.
+	n := 0
+	for range 10000 {
+		if v := g.of(b64, 40); classes(v) >= 3 && entropy(v) >= 4 && !looksLikeKey(v) {
+			n++
+		}
 	}
+	assert.LessOrEqual(t, n, 10, "random base64 keys of 40 characters not judged keys in 10,000")
 }

@@ -102,6 +102,7 @@ func (r *rule) find(text, lower string, hits []hit, out []Finding) []Finding {
 	// keywords. After a finding the next starts past it.
 	found, next := 0, 0              // findings kept; where the next try may start
 	runs := make([]int, len(r.runs)) // where the next run of each of r.runs starts, from next on
+	need := -1                       // where r.needs is next, from next on
 	for _, h := range hits {
 		if found == maxPerRule {
 			break
@@ -114,6 +115,18 @@ func (r *rule) find(text, lower string, hits []hit, out []Finding) []Finding {
 			}
 			if !r.inReach(s, p, window, runs) {
 				continue // no value in reach
+			}
+			if r.needs != "" {
+				if need < p {
+					if need = strings.Index(s[p:], r.needs); need < 0 {
+						need = len(s)
+					} else {
+						need += p
+					}
+				}
+				if need+len(r.needs) > p+window {
+					continue // what a match holds is not in reach
+				}
 			}
 			m := r.re.FindStringSubmatchIndex(s[p:min(p+window, len(s))])
 			if m == nil {
@@ -253,6 +266,9 @@ type rule struct {
 	// one is not tried: in text dense with keywords, few windows hold a
 	// value.
 	runs []valueRun
+	// needs, when set, is a text a match holds (in lower case when fold):
+	// a place whose window lacks it is not tried.
+	needs string
 	// skip: a match rejected is passed whole, as a finding is (a token
 	// inside a token rejected is no other).
 	skip bool
@@ -784,7 +800,8 @@ var rules = sync.OnceValue(func() []rule {
 			re: re(`curl\s(?:[^\n]{0,80}?\s)?(?:-u|--user)[ =]["']?[^\s:'"]{1,64}:([^\s'"]{6,128})`), judge: looksLikePassword},
 		// "the password is …", where phrases go on too.
 		{kind: "a password", runs: []valueRun{runOf(6, notValue)}, keywords: []string{"pass", "pwd", "pw"}, fold: true, leads: []string{"pa", "pw", "db_pass"}, back: 8, fwd: 140,
-			re: re(`(?:password|passwd|pwd|passphrase|passcode|pw)` + gap + `\s+is\s+["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePasswordIs},
+			needs: "is",
+			re:    re(`(?:password|passwd|pwd|passphrase|passcode|pw)` + gap + `\s+is\s+["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePasswordIs},
 		{kind: "an API key or token", runs: []valueRun{runOf(20, alnum+"_-./+=")}, keywords: []string{"key", "token", "secret", "credential"}, fold: true, leads: []string{"api", "access", "auth", "secret", "client", "token", "credential", "accountkey"}, back: 16, fwd: 180,
 			re:    re(`(?:api[_ \-]?key|apikey|access[_ \-]?key|auth[_ \-]?key|secret[_ \-]?key|client[_ \-]?secret|secret|token|access[_ \-]?token|auth[_ \-]?token|credentials?|accountkey)["']?` + gap + `\s*(?:[:=]|=>|\bis\b)\s*["'` + "`" + `]?([A-Za-z0-9_\-./+=]{20,})`),
 			judge: looksLikeKey},

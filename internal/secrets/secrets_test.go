@@ -481,7 +481,7 @@ func TestWordyRandom(t *testing.T) {
 		}
 		assert.LessOrEqual(t, n, c.max, "random values of %d characters judged wordy in 10,000", c.n)
 		t.Logf("%d characters: %d in 10,000 wordy", c.n, n)
-	}	// Keys of base64, with its '/', are judged keys, not paths.
+	} // Keys of base64, with its '/', are judged keys, not paths.
 	n := 0
 	for range 10000 {
 		if v := g.of(b64, 40); classes(v) >= 3 && entropy(v) >= 4 && !looksLikeKey(v) {

@@ -72,10 +72,10 @@ func Find(text string) []Finding {
 		return nil
 	}
 	// By rule, in the order of the rules, each rule's in the order of the
-	// text.
-	slices.SortStableFunc(hits, func(a, b hit) int { return int(a.rule) - int(b.rule) })
-	var out []Finding
+	// text (a counting sort when they are many: one pass).
 	rs := rules()
+	hits = byRule(hits, len(rs))
+	var out []Finding
 	for len(hits) > 0 {
 		n := 1
 		for n < len(hits) && hits[n].rule == hits[0].rule {
@@ -86,6 +86,28 @@ func Find(text string) []Finding {
 		hits = hits[n:]
 	}
 	sortFindings(out)
+	return out
+}
+
+// byRule returns hits, in the order of the text, ordered by rule (of n)
+// and, for a rule, as they were.
+func byRule(hits []hit, n int) []hit {
+	if len(hits) < 256 {
+		slices.SortStableFunc(hits, func(a, b hit) int { return int(a.rule) - int(b.rule) })
+		return hits
+	}
+	at := make([]int, n+1)
+	for _, h := range hits {
+		at[h.rule+1]++
+	}
+	for i := 1; i <= n; i++ {
+		at[i] += at[i-1]
+	}
+	out := make([]hit, len(hits))
+	for _, h := range hits {
+		out[at[h.rule]] = h
+		at[h.rule]++
+	}
 	return out
 }
 

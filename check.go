@@ -708,11 +708,9 @@ func (c *checker) secretsIn(p string, src []byte) {
 // (nil when none): each once, in the version that brought it. name and
 // line are the log and the record's line in it.
 func (c *checker) secretsInVersion(name string, line int, p string, r journal.Record, prev, data []byte) {
-	for _, sp := range addedLines(prev, data) {
-		for _, f := range c.s.secrets(string(data[sp[0]:sp[1]])) {
-			c.add(name, line, fmt.Sprintf("the version %s of %s, recorded %s, holds %s on its line %d: the history keeps it, readable and restorable, for as long as it keeps the version",
-				r.New, p, r.Time.Format(time.RFC3339), f.Kind, lineAt(data, sp[0]+f.Start)),
-				"Revoke the credential if it is real: it has been exposed. Remove it from the history, and from the file if it is still there, with 'mdmemory forget' and the value.")
-		}
+	for _, f := range c.s.addedSecrets(prev, data, false) {
+		c.add(name, line, fmt.Sprintf("the version %s of %s, recorded %s, holds %s on its line %d: the history keeps it, readable and restorable, for as long as it keeps the version",
+			r.New, p, r.Time.Format(time.RFC3339), f.Kind, lineAt(data, f.Start)),
+			"Revoke the credential if it is real: it has been exposed. Remove it from the history, and from the file if it is still there, with 'mdmemory forget' and the value.")
 	}
 }

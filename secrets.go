@@ -49,13 +49,15 @@ import (
 // URLs), Discord webhooks, Stripe, Google (API keys, OAuth client secrets
 // and access tokens), SendGrid, Twilio, npm, PyPI, Hugging Face,
 // DigitalOcean, Shopify, Telegram bots, Groq, xAI, Replicate, Tavily,
-// Perplexity, Mailgun, Linear and Notion; private key blocks (PEM,
-// OpenSSH, PGP); JSON Web Tokens; bearer tokens and basic authentication
-// headers; the password of a connection string
-// (postgres://user:password@host); a password written as one ("password:
-// …", "the wifi password is …") whose value looks like one, not a phrase;
-// and a long random value named as an API key, token, secret or
-// credential. It is precise first: it matches the shape of a value, never
+// Perplexity, Fireworks, Mailgun, Linear and Notion, and Datadog,
+// OpenWeatherMap and Algolia where the provider is named; private key
+// blocks (PEM, OpenSSH, PGP; in a JSON string too, as in a Google service
+// account's key file); JSON Web Tokens; bearer tokens and basic
+// authentication headers; the password of a connection string
+// (postgres://user:password@host) or after curl -u; a password written as
+// one ("password: …", "the wifi password is …", "Passwort: …") whose
+// value looks like one, not a phrase; and a long random value named as an
+// API key, token, secret or credential. It is precise first: it matches the shape of a value, never
 // a mention, so "the Tavily API key has a 1,000/day limit", "password
 // reset emails land in spam" or "uses 1Password" pass, and placeholders
 // (sk-xxxx, <your-key>, ${TOKEN}) and documentation's examples
@@ -116,12 +118,72 @@ func (s *Store) secretGuard(c *change) error {
 	if c.as == "seal" || c.t.archived {
 		return nil // text moved, not added
 	}
-	for _, sp := range addedLines(c.old, c.data) {
-		if found := s.secrets(string(c.data[sp[0]:sp[1]])); len(found) > 0 {
-			return refuseSecret(c, found[0].Kind, lineAt(c.data, sp[0]+found[0].Start))
-		}
+	if found := s.addedSecrets(c.old, c.data, true); len(found) > 0 {
+		return refuseSecret(c, found[0].Kind, lineAt(c.data, found[0].Start))
 	}
 	return nil
+}
+
+// Around the lines a change adds, the text judged with them: a
+// credential's name may be on the line before its value ("password:",
+// then the value), a key's header lines before its body.
+const (
+	contextBefore = 1 << 10 // bytes of whole lines back to a blank line or a heading
+	contextAfter  = 3       // lines
+)
+
+// addedSecrets returns the credentials whose values the lines of data
+// (a file's new content) that old (its content before, nil for none) does
+// not hold bring, with offsets in data: each part of added lines is judged
+// with the lines around it (see contextBefore), and a credential is kept
+// when its value overlaps the added lines. With first, it stops at the
+// first part that holds one.
+func (s *Store) addedSecrets(old, data []byte, first bool) []Secret {
+	var out []Secret
+	for _, sp := range addedLines(old, data) {
+		lo, hi := contextOf(data, sp[0], sp[1])
+		for _, f := range s.secrets(string(data[lo:hi])) {
+			f.Start, f.End = lo+f.Start, lo+f.End
+			if f.Start < sp[1] && sp[0] < f.End && (len(out) == 0 || out[len(out)-1] != f) {
+				out = append(out, f)
+			}
+		}
+		if first && len(out) > 0 {
+			break
+		}
+	}
+	return out
+}
+
+// contextOf returns the part of data judged with the added lines
+// data[lo:hi]: the lines before them back to a blank line or a heading
+// (the heading kept), at most contextBefore bytes of whole lines, and
+// contextAfter lines after them, up to a blank line.
+func contextOf(data []byte, lo, hi int) (int, int) {
+	start := lo
+	for start > 0 {
+		i := bytes.LastIndexByte(data[:start-1], '\n') + 1 // the line before
+		line := data[i:start]
+		if len(bytes.TrimSpace(line)) == 0 || lo-i > contextBefore {
+			break
+		}
+		start = i
+		if line[0] == '#' {
+			break
+		}
+	}
+	end := hi
+	for range contextAfter {
+		if end >= len(data) {
+			break
+		}
+		e := lineEnd(data, end)
+		if len(bytes.TrimSpace(data[end:e])) == 0 {
+			break
+		}
+		end = e
+	}
+	return start, end
 }
 
 // secretInstead says what to keep in memory instead of a credential.

@@ -301,3 +301,96 @@ func TestCheckSecretInArchive(t *testing.T) {
 	assert.Contains(t, got[0].Fix, "'mdmemory forget'")
 	assert.NotContains(t, got[0].Fix, "edit")
 }
+
+// TestSecretGuardAfterLookAlikes: a password after many lines that only
+// mention passwords is refused by the guard and reported by Check.
+func TestSecretGuardAfterLookAlikes(t *testing.T) {
+	ctx := context.Background()
+	s, _ := open(t, nil)
+	var b strings.Builder
+	b.WriteString("# 2026-02\n\n> Summary: passwords moved\n\n## Moved the passwords to Bitwarden\n- Date: 2026-02-10\n- Summary: every service's password moved\n")
+	for i := range 200 {
+		b.WriteString("- Service " + string(rune('A'+i%26)) + ": password is managed by Bitwarden\n")
+	}
+	value := "Zq8#" + "kLm2Vw"
+	b.WriteString("- NAS: password is " + value + "\n")
+	wantSecretRefused(t, s.Write(ctx, "episodes/2026-02.md", b.String()), "a password", value)
+	// Written with the guard off, Check finds it in the file.
+	leavesBroken(t, "holds a password written with the guard off, for Check to find")
+	s2, dir := open(t, &memory.Options{Secrets: memory.SecretFunc(func(string) []memory.Secret { return nil })})
+	require.NoError(t, s2.Write(ctx, "episodes/2026-02.md", b.String()))
+	require.NoError(t, s2.Close())
+	s3, err := memory.Open(dir, &memory.Options{Now: feb26})
+	require.NoError(t, err)
+	defer s3.Close()
+	findings, err := s3.Check(ctx)
+	require.NoError(t, err)
+	n := 0
+	for _, f := range findings {
+		if f.Path == "episodes/2026-02.md" && strings.Contains(f.Problem, "a password") {
+			n++
+			assert.Equal(t, strings.Count(b.String(), "\n"), f.Line)
+		}
+	}
+	assert.Equal(t, 1, n, "%v", findings)
+}
+
+// TestSecretGuardAcrossLines: a credential whose name or header is in the
+// file already, its value added by a later change, is refused: the lines
+// added are judged with those around them.
+func TestSecretGuardAcrossLines(t *testing.T) {
+	ctx := context.Background()
+	value := "Zq8#" + "kLm2Vw"
+	const ep = "# 2026-02\n\n> Summary: setting up the server\n\n## Set up the server\n- Date: 2026-02-10\n- Summary: made the deploy key\n"
+	s, dir := open(t, nil)
+	require.NoError(t, s.Write(ctx, "episodes/2026-02.md", ep+"- NAS password:\n"))
+	wantSecretRefused(t, s.Write(ctx, "episodes/2026-02.md", ep+"- NAS password:\n  "+value+"\n"), "a password", value)
+	assert.NotContains(t, readFile(t, dir, "episodes/2026-02.md"), value)
+
+	// A private key's header alone is refused; so is its body added below
+	// a header kept with a placeholder.
+	begin, end := "-----BEGIN OPENSSH PRIVATE"+" KEY-----\n", "-----END OPENSSH PRIVATE"+" KEY-----\n"
+	wantSecretRefused(t, s.Write(ctx, "episodes/2026-02.md", ep+"- Key:\n"+begin), "a private key", begin)
+	require.NoError(t, s.Write(ctx, "episodes/2026-02.md", ep+"- Key:\n"+begin+"...\n"+end))
+	r := rand.New(rand.NewPCG(3, 4))
+	const b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	body := ""
+	for range 6 {
+		line := make([]byte, 70)
+		for i := range line {
+			line[i] = b64[r.IntN(len(b64))]
+		}
+		body += string(line) + "\n"
+	}
+	wantSecretRefused(t, s.Write(ctx, "episodes/2026-02.md", ep+"- Key:\n"+begin+body+end), "a private key", body[:70])
+	_, err := s.Patch(ctx, "episodes/2026-02.md", []memory.Patch{{OldText: "...\n", NewText: body}})
+	wantSecretRefused(t, err, "a private key", body[:70])
+	assert.NotContains(t, readFile(t, dir, "episodes/2026-02.md"), body[:70])
+
+	// An unrelated line added next to a credential already there passes.
+	leavesBroken(t, "holds a password written with the guard off, for Check to find")
+	s2, dir2 := open(t, &memory.Options{Secrets: memory.SecretFunc(func(string) []memory.Secret { return nil })})
+	require.NoError(t, s2.Write(ctx, "episodes/2026-02.md", ep+"- NAS password:\n"))
+	require.NoError(t, s2.Write(ctx, "episodes/2026-02.md", ep+"- NAS password:\n  "+value+"\n"))
+	require.NoError(t, s2.Close())
+	s3, err := memory.Open(dir2, &memory.Options{Now: feb26})
+	require.NoError(t, err)
+	defer s3.Close()
+	require.NoError(t, s3.Write(ctx, "episodes/2026-02.md", ep+"- NAS password:\n  "+value+"\n- Outcome: the NAS is up\n"))
+	// Check finds the value in the file, and in the version that added it.
+	findings, err := s3.Check(ctx)
+	require.NoError(t, err)
+	var inFile, inHistory int
+	for _, f := range findings {
+		if strings.Contains(f.Problem, "a password") {
+			assert.NotContains(t, f.Problem+f.Fix, value)
+			if f.Path == "episodes/2026-02.md" {
+				inFile++
+			} else {
+				inHistory++
+			}
+		}
+	}
+	assert.Equal(t, 1, inFile, "%+v", findings)
+	assert.Equal(t, 1, inHistory, "%+v", findings)
+}

@@ -158,7 +158,9 @@ persona that the tools may not change, is written as it is.
 
 When the text cannot be written (the file changed while you edited it, or a
 rule refused it), nothing is written, and your text is kept in the file
-mdmemory names, to compare and try again. A text left as it was, or empty,
+mdmemory names (readable by you only), to compare and try again; when it was
+refused for a credential's value, that file holds the value too: remove it
+there, or delete the file. A text left as it was, or empty,
 writes nothing. After a save, check's findings for the file are shown.`,
 		setup: func(fs *flag.FlagSet) func(context.Context, *env) error {
 			return func(ctx context.Context, e *env) error {
@@ -216,6 +218,12 @@ writes nothing. After a save, check's findings for the file are shown.`,
 				if err := f.write(ctx, string(edited), ver); err != nil {
 					if errors.Is(err, memory.ErrConflict) || errors.Is(err, memory.ErrChanged) {
 						return fmt.Errorf("%s changed while you edited it; nothing was written, and your text is kept in %s: compare the two, then run 'mdmemory edit %s' again", shownPath(p), name, p)
+					}
+					if errors.Is(err, memory.ErrSecret) {
+						// The text kept holds the credential: say so, and
+						// keep it to its owner only (CreateTemp made it so).
+						os.Chmod(name, 0o600)
+						return fmt.Errorf("%s; your text is kept in %s, readable by you only, and holds the credential too: remove the value there and edit again, or delete the file (rm %s)", oneLine(personal(err)), name, name)
 					}
 					return fmt.Errorf("%s; your text is kept in %s", oneLine(personal(err)), name)
 				}

@@ -128,6 +128,22 @@ func TestEdit(t *testing.T) {
 	require.Contains(t, msg, "restates the key")
 	require.Contains(t, msg, "; your text is kept in ")
 
+	// Refused for a credential: the message says the kept file holds it,
+	// and the file is the person's only.
+	value := "Zq8#" + "kLm2Vw"
+	msg = mdm(t, env(editorScript(t, `printf -- '- NAS password: `+value+`\n' >> "$1"`)), "edit", "facts/user.md").failed(t)
+	require.Contains(t, msg, "a password")
+	require.NotContains(t, msg, value)
+	require.Contains(t, msg, "holds the credential too: remove the value there and edit again, or delete the file (rm ")
+	kept = strings.TrimSpace(msg[strings.Index(msg, "kept in ")+len("kept in "):])
+	kept = kept[:strings.Index(kept, ",")]
+	t.Cleanup(func() { os.Remove(kept) })
+	require.Contains(t, read(t, "/", kept), value)
+	fi, err := os.Stat(kept)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	require.NotContains(t, read(t, dir, "facts/user.md"), value)
+
 	// The editor fails: nothing written.
 	require.Contains(t, mdm(t, env("false"), "edit", "facts/user.md").failed(t), "the editor (false) exited with status 1; nothing was written")
 	require.Contains(t, mdm(t, nil, "--dir", dir, "edit", "facts/user.md").failed(t), "no editor: set $VISUAL or $EDITOR")

@@ -35,3 +35,19 @@ func factFile(size int) string {
 	}
 	return b.String()
 }
+
+// BenchmarkFindDense: the detector on 1 MiB of text dense with one
+// keyword, repeated: the worst cases of the expressions' work, each place
+// near a keyword tried once, and tried only where a value is in reach.
+func BenchmarkFindDense(b *testing.B) {
+	for _, u := range []string{"secret ", "aws secret ", "pw ", "x://", "://a:b", "pwd is ", "token: ", "key ", "curl ", "datadog key ",
+		"password: ", "password for a ", "eyJabcdefghijk.", "authorization: basic ", "-----BEGIN PRIVATE KEY-----\n"} {
+		text := strings.Repeat(u, (1<<20)/len(u))
+		b.Run(strings.TrimSpace(strings.ReplaceAll(u, "/", "_")), func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				Find(text)
+			}
+		})
+	}
+}

@@ -13,7 +13,12 @@
 // character it must mix, and allowlists for look-alikes: placeholders
 // (sk-xxxx…, <your-key>, ${TOKEN}, "your_api_key", a run of one
 // character), the keys of documentation (AWS's AKIAIOSFODNN7EXAMPLE,
-// anything holding EXAMPLE), and names of variables (API_KEY_ENV). A value
+// anything holding EXAMPLE, jwt.io's token), the defaults of local
+// servers in a connection string (postgres:postgres@localhost,
+// guest:guest), names of variables (API_KEY_ENV), and values made of words
+// (a path, a resource's or a program's name, "SHA256-hashed",
+// "min12Chars", "hunter2": see wordy) where a password or a key is named
+// only by the words before it. A value
 // of a credential's shape that only looks typed by hand (a sequence, a
 // pattern repeated) is judged one: nobody needs it kept, and a test key is
 // often made so.
@@ -54,9 +59,12 @@ func Kinds() []string {
 // specific (an earlier rule) is kept. It returns nil when there is none.
 //
 // A rule's expression runs only where one of its keywords is: anchored at
-// the start of each word from back bytes before the keyword up to it, on
-// at most back+fwd bytes. A text costs one pass that finds every rule's
-// keywords at once, and an expression's work only where a keyword is.
+// the start of each word from back bytes before the keyword up to it
+// that starts as the rule's matches do, on at most back+fwd bytes that
+// hold what a match needs (a value's run of characters). A text costs one
+// pass that finds every rule's keywords at once, and an expression's work
+// only where a keyword is; each place is tried once, however many
+// keywords are near it.
 func Find(text string) []Finding {
 	lower := toLower(text)
 	hits := keywords().scan(text, lower)
@@ -64,10 +72,10 @@ func Find(text string) []Finding {
 		return nil
 	}
 	// By rule, in the order of the rules, each rule's in the order of the
-	// text.
-	slices.SortStableFunc(hits, func(a, b hit) int { return int(a.rule) - int(b.rule) })
-	var out []Finding
+	// text (a counting sort when they are many: one pass).
 	rs := rules()
+	hits = byRule(hits, len(rs))
+	var out []Finding
 	for len(hits) > 0 {
 		n := 1
 		for n < len(hits) && hits[n].rule == hits[0].rule {
@@ -81,6 +89,28 @@ func Find(text string) []Finding {
 	return out
 }
 
+// byRule returns hits, in the order of the text, ordered by rule (of n)
+// and, for a rule, as they were.
+func byRule(hits []hit, n int) []hit {
+	if len(hits) < 256 {
+		slices.SortStableFunc(hits, func(a, b hit) int { return int(a.rule) - int(b.rule) })
+		return hits
+	}
+	at := make([]int, n+1)
+	for _, h := range hits {
+		at[h.rule+1]++
+	}
+	for i := 1; i <= n; i++ {
+		at[i] += at[i-1]
+	}
+	out := make([]hit, len(hits))
+	for _, h := range hits {
+		out[at[h.rule]] = h
+		at[h.rule]++
+	}
+	return out
+}
+
 // find appends to out the values r finds at its keywords' hits in text
 // (lower, in lower case), but those overlapping a finding of out.
 func (r *rule) find(text, lower string, hits []hit, out []Finding) []Finding {
@@ -89,30 +119,55 @@ func (r *rule) find(text, lower string, hits []hit, out []Finding) []Finding {
 		s = lower
 	}
 	back, window := max(r.back, 1), max(r.back, 1)+cmp.Or(r.fwd, 320)
-	found, next := 0, 0 // matches looked at; where the next may start
+	// Each place is tried once, whichever keyword's hit reaches it: a
+	// rule's work is bounded by the text's length, however dense its
+	// keywords. After a finding the next starts past it.
+	found, next := 0, 0              // findings kept; where the next try may start
+	runs := make([]int, len(r.runs)) // where the next run of each of r.runs starts, from next on
+	need := -1                       // where r.needs is next, from next on
 	for _, h := range hits {
 		if found == maxPerRule {
 			break
 		}
 		j := int(h.at)
 		for p := max(j-back+1, next, 0); p <= j; p++ {
-			if p > 0 && wordByte(text[p-1]) || r.starts != "" && strings.IndexByte(r.starts, s[p]) < 0 {
-				continue // a match starts a word, with one of starts
+			next = p + 1
+			if p > 0 && wordByte(text[p-1]) || !r.startsAt(s, p, j) {
+				continue // a match starts a word, with one of leads
+			}
+			if !r.inReach(s, p, window, runs) {
+				continue // no value in reach
+			}
+			if r.needs != "" {
+				if need < p {
+					if need = strings.Index(s[p:], r.needs); need < 0 {
+						need = len(s)
+					} else {
+						need += p
+					}
+				}
+				if need+len(r.needs) > p+window {
+					continue // what a match holds is not in reach
+				}
 			}
 			m := r.re.FindStringSubmatchIndex(s[p:min(p+window, len(s))])
 			if m == nil {
 				continue
 			}
-			found++
-			next = p + m[1]
 			start, end := p+m[0], p+m[1]
 			if len(m) >= 4 && m[2] >= 0 {
 				start, end = p+m[2], p+m[3]
 			}
 			if r.accepts(text[start:end]) && !overlaps(out, start, end) {
 				out = append(out, Finding{Kind: r.kind, Start: start, End: end})
+				found++
+				next = p + m[1]
+				break
 			}
-			break
+			if r.skip {
+				next = p + m[1]
+				break
+			}
 		}
 	}
 	return out
@@ -188,8 +243,10 @@ func wordByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
 }
 
-// maxPerRule bounds the matches one rule looks at in one text: a text
-// that holds more of one kind is refused for the first already.
+// maxPerRule bounds the findings one rule keeps in one text: a text that
+// holds more of one kind is refused for the first already. Matches a rule
+// rejects (placeholders, mentions) are not counted: any number of them
+// hides no credential after them.
 const maxPerRule = 64
 
 func overlaps(fs []Finding, start, end int) bool {
@@ -222,9 +279,21 @@ type rule struct {
 	keywords  []string
 	fold      bool
 	back, fwd int
-	// starts, when not "", holds the bytes a match may start with (in
-	// lower case): other places are not tried.
-	starts string
+	// leads, when set, are the texts a match starts with (in lower case
+	// when fold): other places are not tried. Without them, a match that
+	// starts before its keyword (back > 1) holds no space up to it.
+	leads []string
+	// runs, when set, are what a match needs in reach: runs of bytes of a
+	// set, so long (the value; a ':' or '='). A place whose window lacks
+	// one is not tried: in text dense with keywords, few windows hold a
+	// value.
+	runs []valueRun
+	// needs, when set, is a text a match holds (in lower case when fold):
+	// a place whose window lacks it is not tried.
+	needs string
+	// skip: a match rejected is passed whole, as a finding is (a token
+	// inside a token rejected is no other).
+	skip bool
 	// re matches the value: its first group when it has one, else the
 	// whole match.
 	re *regexp.Regexp
@@ -241,15 +310,77 @@ type rule struct {
 	judge func(v string) bool
 }
 
+// A valueRun is a run of at least min bytes of a set.
+type valueRun struct {
+	min int
+	set *[256]bool
+}
+
+// next returns where the first run of r in s starts from p on; len(s)
+// when none.
+func (r valueRun) next(s string, p int) int {
+	n := 0
+	for i := p; i < len(s); i++ {
+		if !r.set[s[i]] {
+			n = 0
+			continue
+		}
+		if n++; n == r.min {
+			return i - n + 1
+		}
+	}
+	return len(s)
+}
+
+// runOf is a valueRun of min bytes of those in chars, or of any but those
+// after a '^'.
+func runOf(min int, chars string) valueRun {
+	set := new([256]bool)
+	not := strings.HasPrefix(chars, "^")
+	if not {
+		chars = chars[1:]
+	}
+	for c := range 256 {
+		set[c] = strings.IndexByte(chars, byte(c)) >= 0 != not
+	}
+	return valueRun{min, set}
+}
+
+// inReach reports whether each of r.runs starts in the window of
+// window bytes at p of s; next holds, for each, where its next run starts
+// as found from an earlier place (0 before any).
+func (r *rule) inReach(s string, p, window int, next []int) bool {
+	for i, run := range r.runs {
+		if next[i] < p || next[i] == 0 {
+			next[i] = run.next(s, p)
+		}
+		if next[i]-p > window-run.min {
+			return false
+		}
+	}
+	return true
+}
+
+// startsAt reports whether a match may start at p of s (the text, or its
+// lower case when fold) for the keyword at j.
+func (r *rule) startsAt(s string, p, j int) bool {
+	if r.leads == nil {
+		return p == j || !strings.ContainsAny(s[p:j], " \t\r\n")
+	}
+	for _, l := range r.leads {
+		if strings.HasPrefix(s[p:], l) {
+			return true
+		}
+	}
+	return false
+}
+
 // accepts judges a value the expression matched.
 func (r *rule) accepts(v string) bool {
-	if placeholder(v) {
-		return false
-	}
 	if r.judge != nil {
-		return r.judge(v)
+		return r.judge(v) && !placeholder(v)
 	}
-	return entropy(v) >= r.entropy && classes(v) >= r.classes
+	return entropy(v) >= r.entropy && classes(v) >= r.classes && !placeholder(v)
 }
 
 // toLower lowers ASCII letters only, keeping every byte offset.
@@ -269,13 +400,27 @@ func toLower(s string) string {
 	return string(b)
 }
 
+// placeholders are the texts a placeholder holds, in lower and upper case
+// and capitalised, made once.
+var placeholders = sync.OnceValue(func() []string {
+	var out []string
+	for _, p := range []string{"xxxx", "****", "....", "…", "<", ">", "${", "{{", "%s", "example", "your", "placeholder", "redacted", "dummy", "sample", "changeme", "insert", "replace"} {
+		for _, v := range []string{p, strings.ToUpper(p), strings.ToUpper(p[:1]) + p[1:]} {
+			if !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+})
+
 // placeholder reports a value that stands for a credential in
 // documentation or a template, rather than being one.
 func placeholder(v string) bool {
 	// In lower or upper case or capitalised, not mixed: a random key may
 	// hold "xXxX".
-	for _, p := range []string{"xxxx", "****", "....", "…", "<", ">", "${", "{{", "%s", "example", "your", "placeholder", "redacted", "dummy", "sample", "changeme", "insert", "replace"} {
-		if strings.Contains(v, p) || strings.Contains(v, strings.ToUpper(p)) || strings.Contains(v, strings.ToUpper(p[:1])+p[1:]) {
+	for _, p := range placeholders() {
+		if strings.Contains(v, p) {
 			return true
 		}
 	}
@@ -335,6 +480,123 @@ func classes(s string) int {
 	return lower + upper + digit + other
 }
 
+// wordy reports a value made of words, as names, paths and phrases are,
+// not of random characters. Made of letters, digits and the '-', '_', '.'
+// and '/' that join words, it is cut at each of these, between letters
+// and digits, and where a word in capitals starts (min12Chars → min 12
+// Chars; HMAC-SHA256/base64url → HMAC SHA 256 base 64 url); its words
+// are three letters long or more on average and hold four fifths of its
+// letters or more, and it holds at most two runs of digits, at most one
+// letter alone (the O of OAuth, the X of X-Amz) and at most one short
+// word that is not pronounceable (cfg, src). A random value is cut into
+// many short runs: it is rarely wordy (see TestWordyRandom).
+func wordy(v string) bool {
+	if strings.Trim(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./") != "" {
+		return false // a symbol: P@ssw0rd!, Tr0ub4dor&3
+	}
+	digits, single, vowelless, words, letters, inWords := 0, 0, 0, 0, 0, 0
+	word := func(w string) {
+		switch {
+		case w == "":
+		case w[0] >= '0' && w[0] <= '9':
+			digits++
+		default:
+			words++
+			letters += len(w)
+			if len(w) >= 3 {
+				inWords += len(w)
+			}
+			if len(w) == 1 {
+				single++
+			} else if len(w) >= 3 && !pronounceable(w) {
+				vowelless++
+				if len(w) >= 5 {
+					vowelless += 2 // no word
+				}
+			}
+		}
+	}
+	kind := func(c byte) int { // 0 other, 1 lower, 2 upper, 3 digit
+		switch {
+		case 'a' <= c && c <= 'z':
+			return 1
+		case 'A' <= c && c <= 'Z':
+			return 2
+		case '0' <= c && c <= '9':
+			return 3
+		}
+		return 0
+	}
+	start := 0
+	for i := 0; i <= len(v); i++ {
+		if i == len(v) {
+			word(v[start:])
+			break
+		}
+		k := kind(v[i])
+		if k == 0 {
+			word(v[start:i])
+			start = i + 1
+			continue
+		}
+		if i == start {
+			continue
+		}
+		p := kind(v[i-1])
+		switch {
+		case p == 3 && k != 3, p != 3 && k == 3, p == 1 && k == 2:
+			word(v[start:i]) // a digit starts or ends, or a capital after lower case
+			start = i
+		case p == 2 && k == 1 && i-1 > start:
+			word(v[start : i-1]) // HTMLParser: HTML, then Parser
+			start = i - 1
+		}
+	}
+	return words > 0 && digits <= 2 && single <= 1 && vowelless <= 1 && 5*inWords >= 4*letters && letters >= 3*words
+}
+
+// pronounceable reports a word with a vowel and no five consonants in a
+// row, as words of names are (Middleware, Postgres, strengths).
+func pronounceable(w string) bool {
+	vowel, run := false, 0
+	for i := 0; i < len(w); i++ {
+		if strings.IndexByte("aeiouyAEIOUY", w[i]) >= 0 {
+			vowel, run = true, 0
+		} else if run++; run >= 5 {
+			return false
+		}
+	}
+	return vowel
+}
+
+// isWord reports a pronounceable word of four letters or more, in lower
+// case, capitalised or in capitals: a folder's name.
+func isWord(w string) bool {
+	if len(w) < 4 || !pronounceable(w) {
+		return false
+	}
+	rest := w[1:]
+	if strings.Trim(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == "" {
+		return true
+	}
+	return strings.Trim(w[:1], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") == "" && strings.Trim(rest, "abcdefghijklmnopqrstuvwxyz") == ""
+}
+
+// memberAccess reports a name of a program's value, a.b.c (cfg.dbPass,
+// os.environ): names joined by dots.
+func memberAccess(v string) bool {
+	parts := strings.Split(v, ".")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || p[0] >= '0' && p[0] <= '9' || strings.Trim(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+			return false
+		}
+	}
+	return true
+}
+
 // looksLikePassword judges the value of "password: …": one word a person
 // chose, not a phrase, a name or a reference to where it is kept. It must
 // be 6 to 64 characters mixing letters with digits or symbols, and not be
@@ -352,7 +614,7 @@ func looksLikePassword(v string) bool {
 		}
 	}
 	switch v[0] {
-	case '$', '%', '{', '(', '[', '@', '/', '\\', '#', '&', '*':
+	case '$', '%', '{', '(', '[', '@', '/', '\\', '#', '&', '*', '~', '.':
 		return false // a variable, a reference, a path or a mask
 	}
 	if strings.Contains(v, "://") || strings.Contains(v, "(") {
@@ -366,13 +628,57 @@ func looksLikePassword(v string) bool {
 	if c < 2 {
 		return false // a word
 	}
-	// An identifier: upper-case words joined by '_' (DB_PASSWORD), or a
-	// name with digits in it only at its end and nothing else mixed in
-	// (v2, gpt4) is a name, not a password.
-	if strings.Trim(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == "" && strings.Contains(v, "_") {
+	// An identifier: upper-case words joined by '_' (DB_PASSWORD), a
+	// program's value (cfg.dbPass), or words with a number (SHA256-hashed,
+	// 6-digit, min12Chars, test_login2, and hunter2, the joke) is a name or
+	// a phrase, not a password.
+	if strings.Trim(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == "" && strings.Contains(v, "_") || memberAccess(v) || wordy(v) {
 		return false
 	}
 	return entropy(v) >= 2.5
+}
+
+// looksLikePasswordIs judges the value of "the password is …", where a
+// phrase goes on ("is WPA3-only", "is 2nd-class"): a password mixing three
+// kinds of character.
+func looksLikePasswordIs(v string) bool {
+	return looksLikePassword(v) && classes(strings.TrimRight(v, ".,;:!?)]}'\"")) >= 3
+}
+
+// looksLikeKey judges a value named as a key, token or secret: random,
+// mixing three kinds of character ('/' does not count), and not a path, a
+// resource's name or a program's value made of words, nor a key that is
+// public (Stripe's publishable keys, SSH's public keys, an Ethereum
+// address), nor a path with two folders named by words.
+func looksLikeKey(v string) bool {
+	for _, p := range []string{"pk_live_", "pk_test_", "AAAAB3NzaC1", "AAAAC3NzaC1", "AAAAE2VjZHNh"} {
+		if strings.HasPrefix(v, p) {
+			return false // a key that is public: Stripe's publishable, SSH's
+		}
+	}
+	words := 0
+	for _, seg := range strings.Split(v, "/") {
+		if isWord(seg) {
+			words++
+		}
+	}
+	if words >= 2 {
+		return false // a path: uploads/Avatars/<hash>/original
+	}
+	if len(v) == 42 && strings.HasPrefix(v, "0x") && strings.Trim(v[2:], "0123456789abcdefABCDEF") == "" {
+		return false // an Ethereum address: a token's contract, a wallet
+	}
+	return entropy(v) >= 3.7 && classes(strings.ReplaceAll(v, "/", "")) >= 3 && !wordy(v) && !memberAccess(v)
+}
+
+// looksLikeBearer judges a bearer token: random, not an identifier
+// (AuthenticationMiddleware, ACCESS_TOKEN_FROM_STEP_2), with a digit and
+// 20 characters or more, or 32 or more.
+func looksLikeBearer(v string) bool {
+	if entropy(v) < 3.5 || classes(v) < 2 || wordy(v) || memberAccess(v) {
+		return false
+	}
+	return len(v) >= 32 || strings.ContainsAny(v, "0123456789")
 }
 
 // urlPassword judges the password of a URL (scheme://user:password@host):
@@ -380,14 +686,27 @@ func looksLikePassword(v string) bool {
 // ("user:pass@host") is a password still: it opens the database.
 func urlPassword(v string) bool {
 	switch toLower(v) {
-	case "password", "passwd", "secret", "x", "token", "apikey", "api_key":
+	case "password", "passwd", "pass", "pwd", "secret", "x", "token", "apikey", "api_key", "...",
+		// The defaults of local servers, in every tutorial: no secret.
+		"postgres", "guest", "root", "admin", "user", "test", "mysql", "redis", "mongo", "default":
 		return false
 	}
 	switch v[0] {
 	case '$', '%', '{', '[', '*':
 		return false // a variable, a template or a mask
 	}
+	// A name standing for the password: PASS, DB_PASSWORD,
+	// personal-access-token.
+	if strings.Trim(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == "" || strings.Trim(v, "abcdefghijklmnopqrstuvwxyz") != "" && strings.Trim(v, "abcdefghijklmnopqrstuvwxyz-_") == "" {
+		return false
+	}
 	return true
+}
+
+// jwtExample reports the example token of jwt.io (its claims: "sub"
+// "1234567890", "name" "John Doe"), in every page about JSON Web Tokens.
+func jwtExample(v string) bool {
+	return strings.Contains(v, "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIi")
 }
 
 // rules are compiled once, when Find is first called.
@@ -395,24 +714,42 @@ var rules = sync.OnceValue(func() []rule {
 	// Each expression is anchored: it matches where a word starts (Find
 	// checks that the byte before is no letter, digit, '_' or '-').
 	re := func(expr string) *regexp.Regexp { return regexp.MustCompile(`^(?:` + expr + `)`) }
+	const (
+		alnum    = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+		b64      = alnum + "+/="
+		notValue = "^ \t\r\n\"'`,;" // what a password may be made of
+	)
 	// What may stand between a password's or key's name and its value:
 	// whom or what it is for ("the API key for the weather service: …").
 	const gap = `(?:\s+(?:for|of|to|on)\s[^:=\n"']{1,40}?)?`
 	return []rule{
-		{kind: "a private key", keywords: []string{"PRIVATE KEY"}, back: 48, fwd: 640,
-			re:      re(`-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----(?:\s|[A-Za-z-]+:[^\n]*\n)*([A-Za-z0-9+/=]{40,})`),
+		// A private key block, its lines broken by newlines or by the \n
+		// escapes of a JSON string (a Google service account's key file).
+		{kind: "a private key", runs: []valueRun{runOf(40, b64)}, keywords: []string{"PRIVATE KEY"}, back: 48, fwd: 640,
+			leads:   []string{"-----BEGIN"},
+			re:      re(`-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----(?:\s|\\n|[A-Za-z-]+:[^\n]*\n)*([A-Za-z0-9+/=]{40,})`),
 			entropy: 4.0, classes: 3},
+		// A private key's header that ends the text or is followed by the
+		// start of a body: a key written in parts, its header first (nothing
+		// ordinary ends a text so). Where the rule above finds the body, the
+		// two overlap, and its finding is kept.
+		{kind: "a private key", keywords: []string{"PRIVATE KEY"}, back: 48, fwd: 640,
+			leads: []string{"-----BEGIN"},
+			re:    re(`(-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----[ \t]*(?:(?:\r?\n|\\n)?$|(?:\r?\n|\\n)[A-Za-z0-9+/=]{16}))`),
+			judge: func(string) bool { return true }},
 		{kind: "an Anthropic API key", keywords: []string{"sk-ant-"},
 			re: re(`(sk-ant-[a-z]{3,8}\d{0,3}-[A-Za-z0-9_\-]{32,})`), entropy: 3.0, classes: 2},
 		{kind: "an OpenAI API key", keywords: []string{"sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"},
-			re: re(`(sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,})`), entropy: 3.0, classes: 2},
+			re: re(`(sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{40,})`), judge: func(v string) bool {
+				return entropy(v) >= 3.0 && classes(v) >= 2 && !wordy(v) // not sk-proj-billing-dashboard-2025-q3
+			}},
 		{kind: "an OpenAI API key", keywords: []string{"T3BlbkFJ"}, back: 24,
 			re: re(`(sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})`), entropy: 3.0, classes: 1},
 		{kind: "an API key (sk-…)", keywords: []string{"sk-"},
 			re: re(`(sk-[A-Za-z0-9]{32,})(?:[^A-Za-z0-9_\-]|$)`), entropy: 3.5, classes: 2},
 		{kind: "an AWS access key ID", keywords: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
 			re: re(`((?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16})(?:[^A-Za-z0-9]|$)`), entropy: 3.0, classes: 1},
-		{kind: "an AWS secret access key", keywords: []string{"aws", "secret"}, fold: true, starts: "as", back: 8, fwd: 160,
+		{kind: "an AWS secret access key", runs: []valueRun{runOf(40, alnum+"/+")}, keywords: []string{"aws", "secret"}, fold: true, leads: []string{"aws", "secret"}, back: 8, fwd: 160,
 			re:      re(`(?:aws|secret)[a-z_ \-]{0,24}(?:secret|key)["']?\s*(?:[:=]|=>|\bis\b)\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
 			entropy: 4.0, classes: 3},
 		{kind: "a GitHub token", keywords: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
@@ -422,7 +759,7 @@ var rules = sync.OnceValue(func() []rule {
 		{kind: "a GitLab token", keywords: []string{"glpat-", "glptt-", "gldt-", "glrt-", "glsoat-"},
 			re: re(`((?:glpat|glptt|gldt|glrt|glsoat)-[A-Za-z0-9_\-]{20,})`), entropy: 3.0, classes: 2},
 		{kind: "a Slack token", keywords: []string{"xox", "xapp-"},
-			re: re(`((?:xox[baprse]|xapp)-[0-9A-Za-z\-]{10,})`), entropy: 3.0, classes: 1},
+			re: re(`((?:xox[baprse]|xapp)-\d+-[0-9A-Za-z\-]{10,})`), entropy: 3.0, classes: 1},
 		{kind: "a Slack webhook URL", keywords: []string{"hooks.slack.com"},
 			re: re(`hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/_\-]{20,})`), entropy: 3.0, classes: 1},
 		{kind: "a Discord webhook URL", keywords: []string{"/api/webhooks/"}, back: 16,
@@ -449,22 +786,57 @@ var rules = sync.OnceValue(func() []rule {
 			re: re(`(shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})`), entropy: 3.0, classes: 1},
 		{kind: "a Telegram bot token", keywords: []string{":AA"}, back: 12,
 			re: re(`([0-9]{8,10}:AA[0-9A-Za-z_\-]{33})(?:[^A-Za-z0-9_\-]|$)`), entropy: 3.0, classes: 1},
-		{kind: "an API key of a model provider", keywords: []string{"gsk_", "xai-", "r8_", "tvly-", "pplx-", "csk-", "fw_"},
-			re: re(`((?:gsk_|xai-|r8_|tvly-(?:dev-|prod-)?|pplx-|csk-|fw_)[A-Za-z0-9]{30,})`), entropy: 3.0, classes: 1},
-		{kind: "a Mailgun or Linear or Notion API key", keywords: []string{"key-", "lin_api_", "ntn_", "secret_"},
-			re: re(`(key-[0-9a-f]{32}|lin_api_[A-Za-z0-9]{40}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})(?:[^A-Za-z0-9]|$)`), entropy: 3.5, classes: 2},
-		{kind: "a JSON Web Token", keywords: []string{"eyJ"}, fwd: 8192,
-			re: re(`(eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})`), entropy: 3.5, classes: 3},
+		{kind: "an API key of a model provider", keywords: []string{"gsk_", "xai-", "r8_", "tvly-", "pplx-", "csk-"},
+			re: re(`((?:gsk_|xai-|r8_|tvly-(?:dev-|prod-)?|pplx-|csk-)[A-Za-z0-9]{30,})`), entropy: 3.0, classes: 1},
+		// Fireworks: its keys mix cases; fw_ and a hash is a firmware's name.
+		{kind: "an API key of a model provider", keywords: []string{"fw_"},
+			re: re(`(fw_[A-Za-z0-9]{30,})`), entropy: 3.0, classes: 3},
+		{kind: "a Mailgun or Linear or Notion API key", keywords: []string{"lin_api_", "ntn_", "secret_"},
+			re: re(`(lin_api_[A-Za-z0-9]{40}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})(?:[^A-Za-z0-9]|$)`), entropy: 3.5, classes: 2},
+		// Mailgun's key-<32 hex> only where Mailgun is named: a cache's
+		// key-<md5> is no key.
+		{kind: "a Mailgun or Linear or Notion API key", runs: []valueRun{runOf(32, "0123456789abcdef")}, keywords: []string{"mailgun"}, fold: true, fwd: 120,
+			re: re(`mailgun[^\n]{0,80}?[^a-z0-9_\-](key-[0-9a-f]{32})(?:[^a-z0-9]|$)`), entropy: 3.5, classes: 2},
+		// Keys of 32 hex digits, only where their provider and a key are
+		// named (as gitleaks does): a hash alone is no key.
+		{kind: "a Datadog, OpenWeatherMap or Algolia API key", runs: []valueRun{runOf(32, "0123456789abcdef")}, keywords: []string{"datadog", "dd_api_key", "dd_app_key", "openweather", "algolia"}, fold: true, fwd: 120,
+			re: re(`(?:dd_api_key|dd_app_key|(?:datadog|openweather|algolia)[^\n]{0,40}?key)[^\n]{0,30}?[^a-z0-9_\-]([0-9a-f]{32})(?:[^a-z0-9_\-]|$)`), entropy: 3.0, classes: 2},
+		{kind: "a JSON Web Token", keywords: []string{"eyJ"}, fwd: 8192, skip: true,
+			re: re(`(eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})`), judge: func(v string) bool {
+				return entropy(v) >= 3.5 && classes(v) >= 3 && !jwtExample(v)
+			}},
 		{kind: "a bearer token", keywords: []string{"bearer"}, fold: true,
-			re: re(`bearer\s+([A-Za-z0-9._~+/\-]{20,}=*)`), entropy: 3.5, classes: 2},
-		{kind: "basic authentication credentials", keywords: []string{"basic "}, fold: true, starts: "a", back: 40, fwd: 120,
+			re: re(`bearer\s+([A-Za-z0-9._~+/\-]{20,}=*)`), judge: looksLikeBearer},
+		{kind: "basic authentication credentials", runs: []valueRun{runOf(12, alnum+"+/")}, keywords: []string{"basic "}, fold: true, leads: []string{"authorization"}, back: 40, fwd: 120,
 			re: re(`authorization["']?\s*[:=]\s*["']?basic\s+([A-Za-z0-9+/]{12,}={0,2})`), entropy: 3.0, classes: 2},
-		{kind: "a password in a connection string", keywords: []string{"://"}, back: 24, fwd: 200,
-			re: re(`[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@'"]{0,64}:([^\s@/'"]{1,128})@[A-Za-z0-9\[]`), judge: urlPassword},
-		{kind: "a password", keywords: []string{"pass", "pwd", "pw"}, fold: true, starts: "pd", back: 8, fwd: 140,
-			re: re(`(?:password|passwd|pwd|passphrase|passcode|pass|db_pass|pw)["']?` + gap + `\s*(?:[:=]|=>|\bis\b)\s*["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePassword},
-		{kind: "an API key or token", keywords: []string{"key", "token", "secret", "credential"}, fold: true, starts: "acst", back: 16, fwd: 180,
-			re:      re(`(?:api[_ \-]?key|apikey|access[_ \-]?key|auth[_ \-]?key|secret[_ \-]?key|client[_ \-]?secret|secret|token|access[_ \-]?token|auth[_ \-]?token|credentials?|accountkey)["']?` + gap + `\s*(?:[:=]|=>|\bis\b)\s*["'` + "`" + `]?([A-Za-z0-9_\-./+=]{20,})`),
-			entropy: 3.7, classes: 3},
+		{kind: "a password in a connection string", runs: []valueRun{runOf(1, "@")}, keywords: []string{"://"}, back: 24, fwd: 200,
+			re: re(`[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@'"?#]{0,64}:([^\s@/'"?]{1,128})@[A-Za-z0-9\[]`), judge: urlPassword},
+		// "password: …", and "pass: …" only so.
+		{kind: "a password", runs: []valueRun{runOf(6, notValue), runOf(1, ":=")}, keywords: []string{"pass", "pwd", "pw"}, fold: true, leads: []string{"pa", "pw", "db_pass"}, back: 8, fwd: 140,
+			re: re(`(?:(?:password|passwd|pwd|passphrase|passcode|db_pass|pw)["']?` + gap + `|pass["']?)\s*(?:[:=]|=>)\s*["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePassword},
+		// "password" in other languages.
+		{kind: "a password", runs: []valueRun{runOf(6, notValue)}, keywords: []string{"passwort", "kennwort", "mot de passe", "contraseña", "senha", "パスワード", "密码", "пароль", "Пароль"}, fold: true, fwd: 100,
+			re: re(`(?:passwort|kennwort|mot de passe|contraseña|senha|パスワード|密码|пароль|Пароль)\s*(?:[:=]|：)\s*["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePassword},
+		// curl's -u user:password.
+		{kind: "a password", runs: []valueRun{runOf(6, "^ \t\r\n'\"")}, keywords: []string{"curl "}, fold: true, fwd: 200,
+			re: re(`curl\s(?:[^\n]{0,80}?\s)?(?:-u|--user)[ =]["']?[^\s:'"]{1,64}:([^\s'"]{6,128})`), judge: looksLikePassword},
+		// "the password is …", where phrases go on too.
+		{kind: "a password", runs: []valueRun{runOf(6, notValue)}, keywords: []string{"pass", "pwd", "pw"}, fold: true, leads: []string{"pa", "pw", "db_pass"}, back: 8, fwd: 140,
+			needs: "is",
+			re:    re(`(?:password|passwd|pwd|passphrase|passcode|pw)` + gap + `\s+is\s+["'` + "`" + `]?([^\s"'` + "`" + `,;]{6,64})`), judge: looksLikePasswordIs},
+		{kind: "an API key or token", runs: []valueRun{runOf(20, alnum+"_-./+=")}, keywords: []string{"key", "token", "secret", "credential"}, fold: true, leads: []string{"api", "access", "auth", "secret", "client", "token", "credential", "accountkey"}, back: 16, fwd: 180,
+			re:    re(`(?:api[_ \-]?key|apikey|access[_ \-]?key|auth[_ \-]?key|secret[_ \-]?key|client[_ \-]?secret|secret|token|access[_ \-]?token|auth[_ \-]?token|credentials?|accountkey)["']?` + gap + `\s*(?:[:=]|=>|\bis\b)\s*["'` + "`" + `]?([A-Za-z0-9_\-./+=]{20,})`),
+			judge: looksLikeKey},
+		// A key in an HTTP header named for it.
+		{kind: "an API key or token", runs: []valueRun{runOf(20, alnum+"_-")}, keywords: []string{"x-api-key", "api-key", "x-auth-token", "x-access-token"}, fold: true, fwd: 120,
+			re:    re(`(?:x-api-key|api-key|x-auth-token|x-access-token)["']?\s*[:=]\s*["']?([A-Za-z0-9_\-]{20,})`),
+			judge: looksLikeKey},
+		// A long random value named only as a key or a token: "here's my
+		// key: …", "X-API-Key: …", "token …".
+		{kind: "an API key or token", runs: []valueRun{runOf(32, alnum+"_-+/")}, keywords: []string{"key", "token"}, fold: true, fwd: 200,
+			re: re(`(?:key|token)["']?\s*(?:[:=]|=>|\bis\b)?\s*["'` + "`" + `]?([A-Za-z0-9_\-+/]{32,}={0,2})(?:[^A-Za-z0-9_\-./+=]|$)`),
+			judge: func(v string) bool {
+				return looksLikeKey(v) && strings.ContainsAny(v, "0123456789") && entropy(v) >= 4.0
+			}},
 	}
 })

@@ -560,7 +560,10 @@ type HistoryPolicy struct {
 	// removed at once, to three quarters of it, so that it is not pruned
 	// again at its next change, and no log passes its share by more than
 	// its last segment (a quarter of the share at most, and one record).
-	// 0 means 64 MiB.
+	// The log of a month's sealed part takes no share: it is the one
+	// record of the seal, written once and never pruned (a log's last
+	// segment never is), so that the parts of a busy month do not make
+	// the share of its own log small. 0 means 64 MiB.
 	MaxBytes int64
 }
 

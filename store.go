@@ -192,6 +192,7 @@ type Store struct {
 	docs     docCache              // the structure of the files the Store's appends made
 	hist     logs                  // the history's logs the Store wrote (history.go)
 	logCount atomic.Int64          // the logs there are, as last counted (0: not yet), for their share of the bound
+	sealed   sync.Map              // month → the number of its newest part, as this Store last listed or sealed it (a hint; see lastPart)
 
 	toolsOnce sync.Once
 	tools     []Tool   // the tool definitions, made on first use (toolSet); a Session binds them

@@ -546,7 +546,7 @@ func (c *checker) sealed(entries []Entry) {
 		if n == 0 || month == nil || part == nil {
 			continue
 		}
-		if k, _ := sealedPrefix(part, month); k > 0 {
+		if k, _ := sealedPrefix(part, month, nil); k > 0 {
 			c.add(monthPath(m), markdown.Parse(month).Entries[0].Line,
 				fmt.Sprintf("its first %s repeat those of %s, the month's newest part: a crash cut short the append that sealed that part", plural(k, "entry", "entries"), partPath(m, n)),
 				"Delete them from this file, as the part keeps them; the month's next seal would drop them too.")

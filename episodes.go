@@ -108,23 +108,31 @@ func (s *Store) append(ctx context.Context, p, entry, summary string, check guar
 // crash, which until then shows those entries twice. When the month is not
 // full and was sealed already, seal returns old as it is.
 func (s *Store) seal(ctx context.Context, h Held, op string, t target, old []byte, full bool) (part string, rest []byte, err error) {
-	months, err := s.monthsIn(ctx, episodesDir)
-	if err != nil {
-		return "", nil, hostErr(op, t.path, err)
-	}
+	// The month's newest part: as this Store last sealed or listed it,
+	// when the month is full (a part numbered past it makes the seal
+	// below lose its race, and the next round list them), else listed.
+	hint := full
+	var c Content
 	last := 0
-	for _, m := range months {
-		if m.month == t.month && len(m.parts) > 0 {
-			last = m.parts[len(m.parts)-1]
+	for {
+		if last, err = s.lastPart(ctx, t.month, hint); err != nil {
+			return "", nil, hostErr(op, t.path, err)
 		}
-	}
-	if last > 0 {
+		if last == 0 {
+			break
+		}
 		part = partPath(t.month, last)
-		c, err := s.b.Read(ctx, part, readLimit)
+		c, err = s.b.Read(ctx, part, readLimit)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", nil, hostErr(op, part, err)
 		}
-		if k, at := sealedPrefix(c.Data, old); k > 0 {
+		if err == nil || !hint {
+			break
+		}
+		hint = false // the part went (Compact, a person): list them
+	}
+	if last > 0 {
+		if k, at := sealedPrefix(c.Data, old, s.docs.get(t.path, old)); k > 0 {
 			return part, old[at:], nil
 		}
 	}
@@ -137,19 +145,53 @@ func (s *Store) seal(ctx context.Context, h Held, op string, t target, old []byt
 	}
 	part = partPath(t.month, last+1)
 	if _, err := s.commit(ctx, h, &change{op: op, as: "seal", t: target{path: part, fact: -1, month: t.month, part: last + 1}, data: old}); err != nil {
+		s.sealed.Delete(t.month)
 		return "", nil, err // ErrChanged: another writer sealed it; update reads again
 	}
+	s.sealed.Store(t.month, last+1)
 	return part, nil, nil
+}
+
+// lastPart returns the number of the newest sealed part of month (0 when
+// it has none): with hint, as this Store last sealed or listed it, so that
+// a seal does not list episodes/, whose parts grow with the months; else,
+// or when not known, from a listing.
+func (s *Store) lastPart(ctx context.Context, month string, hint bool) (int, error) {
+	if n, ok := s.sealed.Load(month); ok && hint {
+		return n.(int), nil
+	}
+	months, err := s.monthsIn(ctx, episodesDir)
+	if err != nil {
+		return 0, err
+	}
+	last := 0
+	for _, m := range months {
+		if m.month == month && len(m.parts) > 0 {
+			last = m.parts[len(m.parts)-1]
+		}
+	}
+	s.sealed.Store(month, last)
+	return last, nil
 }
 
 // sealedPrefix reports whether the month's file, month, starts with the
 // entries of its newest part, all of them and in order: k is their number
-// (0 when it does not), at where the month's entries after them start.
-func sealedPrefix(part, month []byte) (k, at int) {
+// (0 when it does not), at where the month's entries after them start. md
+// is month's Doc when the caller has it (nil when not): when the part does
+// not hold the month's first entry, as after every seal that landed whole,
+// the part is not parsed.
+func sealedPrefix(part, month []byte, md *markdown.Doc) (k, at int) {
 	if len(part) == 0 {
 		return 0, 0
 	}
-	pe, me := markdown.Parse(part).Entries, markdown.Parse(month).Entries
+	if md == nil {
+		md = markdown.Parse(month)
+	}
+	me := md.Entries
+	if len(me) == 0 || !bytes.Contains(part, markdown.TrimTrailingBlankLines(month[me[0].Start:me[0].End])) {
+		return 0, 0
+	}
+	pe := markdown.Parse(part).Entries
 	if len(pe) == 0 || len(pe) > len(me) {
 		return 0, 0
 	}

@@ -75,7 +75,7 @@ func (s *Store) pruneAll(ctx context.Context) error {
 	if err != nil {
 		return hostErr(op, paths.HistoryDir, err)
 	}
-	s.logCount.Store(int64(max(len(files), 1))) // counted again, for the logs' shares
+	s.logCount.Store(sharing(files)) // counted again, for the logs' shares
 	for _, p := range files {
 		t, err := s.resolve("read", p)
 		if err != nil {
@@ -152,6 +152,22 @@ func (o HistoryOptions) keeps(c Change) bool {
 		return false
 	}
 	return true
+}
+
+// sharing counts the logs among those of files that share the size all
+// logs may take (at least 1): all but the logs of the months' sealed parts.
+// A part's log is the one record of its seal, written once and never
+// pruned (a log's last segment never is): a share of its own would only
+// make every other log's smaller, so that a month of many parts had its
+// own log pruned every few dozen appends.
+func sharing(files []string) int64 {
+	n := int64(0)
+	for _, p := range files {
+		if !paths.IsPart(p) {
+			n++
+		}
+	}
+	return max(n, 1)
 }
 
 // logged lists the memory files that have a log, on every backend.

@@ -260,3 +260,25 @@ func TestReadVersionNewestSegments(t *testing.T) {
 	_, err = s.ReadVersion(ctx, "facts/user.md", versions[0])
 	require.Error(t, err, "the oldest version was in the segment that cannot be read")
 }
+
+// TestHistoryPartsTakeNoShare: a month of many sealed parts has a log for
+// each, the one record of its seal; they take no share of the bound, so
+// that the month's own log keeps its versions (before, each part's log
+// took a share as large as the month's, which 20 parts made a twenty-first
+// of the bound: about 50 versions of the month kept, and the log pruned
+// every few dozen appends).
+func TestHistoryPartsTakeNoShare(t *testing.T) {
+	ctx := context.Background()
+	s, dir := open(t, &memory.Options{Now: feb26, History: memory.HistoryPolicy{MaxBytes: 1 << 20}})
+	n := 0
+	for ; ; n++ {
+		require.NoError(t, s.Append(ctx, "episodes/2026-02.md", busyEntry(n), ""))
+		if _, err := os.Stat(filepath.Join(dir, "episodes", "2026-02.020.md")); err == nil {
+			break
+		}
+	}
+	h, err := s.History(ctx, "episodes/2026-02.md", nil)
+	require.NoError(t, err)
+	require.Greater(t, len(h), n*3/4, "the month's log keeps its versions: %d appends, %d kept", n+1, len(h))
+	require.LessOrEqual(t, historyBytes(t, dir), int64(1<<20+21*20<<10), "the logs within the bound, but for the parts' logs")
+}

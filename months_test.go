@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mdmemory/memory"
@@ -182,4 +183,78 @@ func TestIndexOverTenYears(t *testing.T) {
 	require.LessOrEqual(t, len([]rune(msg)), memory.DefaultIndexBudget)
 	require.Contains(t, msg, "- episodes/2025-12.md (")
 	require.Regexp(t, `- \(\d+ older episode files not shown; memory_list lists them all, and memory_search searches them\)`, msg)
+}
+
+// listCounting is a Backend that counts the listings of episodes/.
+type listCounting struct {
+	memory.Backend
+	lists atomic.Int64
+}
+
+func (l *listCounting) List(ctx context.Context, dir string) ([]memory.Entry, error) {
+	if dir == "episodes" {
+		l.lists.Add(1)
+	}
+	return l.Backend.List(ctx, dir)
+}
+
+// TestSealListsOnce: a Store's seals find the month's newest part as it
+// last sealed it, not by listing episodes/ at each seal (whose parts grow
+// with the month); a part that went since, or one another Store sealed,
+// sends it to the listing, and no entry is lost or sealed twice.
+func TestSealListsOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "memory")
+	d, err := memory.OpenDir(dir, 0)
+	require.NoError(t, err)
+	defer d.Close()
+	b := &listCounting{Backend: d}
+	s, err := memory.OpenBackend(b, &memory.Options{Now: feb26})
+	require.NoError(t, err)
+	defer s.Close()
+	parts := func() []string {
+		names, err := filepath.Glob(filepath.Join(dir, "episodes", "2026-02.*.md"))
+		require.NoError(t, err)
+		return names
+	}
+	n := 0
+	appendUntil := func(s *memory.Store, k int) {
+		t.Helper()
+		for ; len(parts()) < k; n++ {
+			require.NoError(t, s.Append(ctx, "episodes/2026-02.md", busyEntry(n), ""))
+		}
+	}
+	appendUntil(s, 5)
+	require.EqualValues(t, 1, b.lists.Load(), "five seals, one listing")
+
+	// Another Store seals the next part: this one's seal loses the race
+	// to it, and lists.
+	other, err := memory.Open(dir, &memory.Options{Now: feb26})
+	require.NoError(t, err)
+	defer other.Close()
+	appendUntil(other, 6)
+	appendUntil(s, 7)
+	require.EqualValues(t, 2, b.lists.Load())
+
+	// The newest part went (a person moved it away): listed again.
+	last := filepath.Join(dir, "episodes", "2026-02.007.md")
+	require.NoError(t, os.Rename(last, filepath.Join(t.TempDir(), "moved.md")))
+	appendUntil(s, 7)
+	require.EqualValues(t, 3, b.lists.Load())
+	require.FileExists(t, last, "sealed again as the seventh")
+
+	// Every entry in one file, once.
+	var all strings.Builder
+	for _, p := range append(parts(), filepath.Join(dir, "episodes", "2026-02.md")) {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		all.Write(data)
+	}
+	moved := 0
+	for i := range n {
+		c := strings.Count(all.String(), fmt.Sprintf("## Busy task %05d\n", i))
+		require.LessOrEqual(t, c, 1, "entry %d", i)
+		moved += 1 - c
+	}
+	require.Positive(t, moved, "only the part moved away is missing")
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mdmemory/memory/internal/journal"
+	"github.com/mdmemory/memory/internal/paths"
 )
 
 // The record of each change: the change path (commit, change.go) writes
@@ -172,7 +173,9 @@ func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record,
 		next.records, next.closed, next.segs, next.changes = nil, st.closed+st.seg.size, st.segs+1, 0
 		switch st.segs {
 		case 0:
-			s.logCount.Add(1) // a new log: the others' share is smaller
+			if !paths.IsPart(p) {
+				s.logCount.Add(1) // a new log: the others' share is smaller
+			}
 		case 1:
 			next.oldestEnd = now
 		}
@@ -281,12 +284,12 @@ func (s *Store) share(ctx context.Context) int {
 // logPolicy is the journal's policy for one log, its share of the size
 // all logs may take worked out from how many there are now.
 func (s *Store) logPolicy(ctx context.Context) journal.Policy {
-	n := 1
+	n := int64(1)
 	if files, err := s.logged(ctx); err == nil {
-		n = max(len(files), 1)
-		s.logCount.Store(int64(n))
+		n = sharing(files)
+		s.logCount.Store(n)
 	}
-	return s.policy(n)
+	return s.policy(int(n))
 }
 
 // changes counts the records of changes, not their marks: once when a log

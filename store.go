@@ -192,6 +192,7 @@ type Store struct {
 	docs     docCache              // the structure of the files the Store's appends made
 	hist     logs                  // the history's logs the Store wrote (history.go)
 	logCount atomic.Int64          // the logs there are, as last counted (0: not yet), for their share of the bound
+	sealed   sync.Map              // month → the number of its newest part, as this Store last listed or sealed it (a hint; see lastPart)
 
 	toolsOnce sync.Once
 	tools     []Tool   // the tool definitions, made on first use (toolSet); a Session binds them
@@ -560,7 +561,10 @@ type HistoryPolicy struct {
 	// removed at once, to three quarters of it, so that it is not pruned
 	// again at its next change, and no log passes its share by more than
 	// its last segment (a quarter of the share at most, and one record).
-	// 0 means 64 MiB.
+	// The log of a month's sealed part takes no share: it is the one
+	// record of the seal, written once and never pruned (a log's last
+	// segment never is), so that the parts of a busy month do not make
+	// the share of its own log small. 0 means 64 MiB.
 	MaxBytes int64
 }
 

@@ -142,7 +142,10 @@ func parseAfter(prev *Doc, src []byte, added *Doc) *Doc {
 		d.Summary.Span = fix(d.Summary.Span)
 	}
 
-	if sameStart(prev.scan, prev.src) && sameStart(a.scan, add) {
+	// a is the Doc of add or of a copy of it (the entry as the caller
+	// parsed it): capNesting changed nothing of it when its scan is its
+	// src, wherever that is.
+	if sameStart(prev.scan, prev.src) && sameStart(a.scan, a.src) {
 		d.scan = src
 	} else {
 		d.scan = make([]byte, len(src))

@@ -82,8 +82,14 @@ func (s *Store) pruneAll(ctx context.Context) error {
 			continue
 		}
 		err = s.locked(ctx, op, p, t.lockName(), func(ctx context.Context, h Held) error {
-			s.pruneSegments(ctx, h, p)
-			return nil
+			c, err := s.b.Read(ctx, p, readLimit)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				s.pruneSegments(ctx, h, p, "") // removed: its removal's record is kept
+			case err == nil && !cutShort(c):
+				s.pruneSegments(ctx, h, p, version(c.Data))
+			}
+			return nil // a file that cannot be read now is pruned at its next change
 		})
 		if err != nil {
 			return err

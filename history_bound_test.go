@@ -282,3 +282,55 @@ func TestHistoryPartsTakeNoShare(t *testing.T) {
 	require.Greater(t, len(h), n*3/4, "the month's log keeps its versions: %d appends, %d kept", n+1, len(h))
 	require.LessOrEqual(t, historyBytes(t, dir), int64(1<<20+21*20<<10), "the logs within the bound, but for the parts' logs")
 }
+
+// TestHistorySummaryCountIsAHint: a log's summary (.last) that says a
+// billion logs share the bound does not make a fresh Store's share of it
+// nothing: its next change keeps the history (before, the share was 0 and
+// the change removed every segment but its own).
+func TestHistorySummaryCountIsAHint(t *testing.T) {
+	ctx := context.Background()
+	m := newMemBackend()
+	opts := &memory.Options{Now: feb26}
+	fresh := func() *memory.Store {
+		s, err := memory.OpenBackend(m, opts)
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	const path, last = "facts/user.md", ".history/facts/user.md/.last"
+	text := func(i int) string {
+		return fmt.Sprintf("# User\n\n> Summary: version %d\n\n%s- Counter: %d\n", i, strings.Repeat(fmt.Sprintf("- a fact line of version %d, some fifty bytes\n", i), 20), i)
+	}
+	s := fresh()
+	for i := range 200 {
+		require.NoError(t, s.Write(ctx, path, text(i)))
+	}
+	before, err := fresh().History(ctx, path, nil)
+	require.NoError(t, err)
+	count := func(logs string) {
+		t.Helper()
+		sum, err := m.Read(ctx, last, -1)
+		require.NoError(t, err, "a log of several segments has its summary")
+		f := strings.Fields(string(sum.Data))
+		require.Len(t, f, 5)
+		f[4] = logs
+		h, err := m.Lock(ctx, last)
+		require.NoError(t, err)
+		_, err = h.Write(ctx, last, []byte(strings.Join(f, " ")+"\n"), sum.Version)
+		require.NoError(t, err)
+		h.Unlock()
+	}
+	count("1000000000")
+	require.NoError(t, fresh().Write(ctx, path, text(200)))
+	after, err := fresh().History(ctx, path, nil)
+	require.NoError(t, err)
+	require.Greater(t, len(after), len(before)/2, "the history kept: %d changes before, %d after", len(before), len(after))
+	// A count a store may hold, 4,096 logs, makes the share about 16 KB,
+	// some ten versions of this file: the versions always kept stay.
+	count("4096")
+	require.NoError(t, fresh().Write(ctx, path, text(201)))
+	after, err = fresh().History(ctx, path, nil)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(after), 19, "the 20 versions always kept: the changes between them")
+	require.Less(t, len(after), 100, "the log pruned to its share otherwise")
+}

@@ -204,7 +204,7 @@ func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record,
 	due := s.due(ctx, next, now)
 	s.hist.put(p, next)
 	if due {
-		s.pruneSegments(ctx, h, p)
+		s.pruneSegments(ctx, h, p, oldVer) // the file's version until the change lands
 	}
 	return &r, nil
 }

@@ -254,9 +254,15 @@ func segMax(share int64, appends bool) int64 { return max(closeAt(share, appends
 // quarters of it), and while a segment holds only versions past the age
 // kept and the segments after it hold the versions always kept. Each
 // segment starts with content whole, so the ones kept rebuild every
-// version they record. Pruning is housekeeping: a failure leaves the log
-// as it was, for the next time.
-func (s *Store) pruneSegments(ctx context.Context, h Held, p string) {
+// version they record. cur is the file's version as it is now (the one a
+// change being recorded starts from): the newest segment that records it
+// is never removed, and neither is one whose removal would leave fewer
+// than the versions always kept (MinVersions), unless the log alone is
+// larger than the size all logs may take. A log's share is worked out from
+// a count of the logs that may be wrong (a summary's, or one a person
+// edited); the versions kept do not depend on it. Pruning is housekeeping:
+// a failure leaves the log as it was, for the next time.
+func (s *Store) pruneSegments(ctx context.Context, h Held, p, cur string) {
 	segs, err := s.segments(ctx, p)
 	if err != nil || len(segs) < 2 {
 		return
@@ -277,23 +283,8 @@ func (s *Store) pruneSegments(ctx context.Context, h Held, p string) {
 	for _, seg := range segs {
 		total += seg.size
 	}
-	// By size first, oldest first: a segment is read for its version
-	// alone.
-	dropped := 0
-	for _, seg := range segs[:len(segs)-1] {
-		if total <= share {
-			break
-		}
-		c, err := s.b.Read(ctx, seg.name, 4*s.logLimit())
-		if err != nil || cutShort(c) || h.Remove(ctx, seg.name, c.Version) != nil {
-			break // one too large to read has no version: Check reports it
-		}
-		total -= seg.size
-		dropped++
-	}
-	// Then by age: the records of the segments left, newest first,
-	// counted for the versions always kept.
-	segs = segs[dropped:]
+	// The segments' records, newest first: counted for the versions
+	// always kept, and searched for the file's version.
 	type read struct {
 		first, last time.Time
 		changes     int
@@ -302,32 +293,51 @@ func (s *Store) pruneSegments(ctx context.Context, h Held, p string) {
 	}
 	info := make([]read, len(segs))
 	later := make([]int, len(segs)) // changes in the segments after each
-	for i := len(segs) - 1; i >= 0 && len(segs) > 1; i-- {
+	keep := len(segs) - 1           // the oldest segment never removed
+	found := false                  // the file's version found at keep
+	for i := len(segs) - 1; i >= 0; i-- {
 		if i < len(segs)-1 {
 			later[i] = later[i+1] + info[i+1].changes
 		}
 		rs, v, err := s.readSegment(ctx, segs[i], 4*s.logLimit())
 		if err != nil && !errors.Is(err, errLogTooLarge) {
+			keep = 0 // one that cannot be read now: none is removed
 			break
 		}
 		info[i] = read{changes: changes(rs), version: v, ok: err == nil}
 		if len(rs) > 0 {
 			info[i].first, info[i].last = rs[0].Time, rs[len(rs)-1].Time
 		}
+		if !found && slices.ContainsFunc(rs, func(r journal.Record) bool { return r.New == cur && !journal.IsMark(r) }) {
+			keep, found = i, true
+		}
 	}
-	aged := 0
-	for i, seg := range segs[:len(segs)-1] {
+	// By size first, oldest first.
+	dropped := 0
+	for i, seg := range segs[:keep] {
+		if total <= share || later[i] < minV && total <= s.historyBytes() {
+			break
+		}
+		if !info[i].ok || h.Remove(ctx, seg.name, info[i].version) != nil {
+			break // one too large to read has no version: Check reports it
+		}
+		total -= seg.size
+		dropped++
+	}
+	// Then by age.
+	aged := dropped
+	for i := dropped; i < keep; i++ {
 		if !info[i].ok || !info[i].last.Before(cutoff) || later[i] < minV {
 			break
 		}
-		if err := h.Remove(ctx, seg.name, info[i].version); err != nil {
+		if err := h.Remove(ctx, segs[i].name, info[i].version); err != nil {
 			break
 		}
-		total -= seg.size
+		total -= segs[i].size
 		aged++
 	}
 	s.hist.put(p, nil)
-	if kept := segs[aged:]; dropped+aged > 0 && kept[len(kept)-1].n > 0 {
+	if kept := segs[aged:]; aged > 0 && kept[len(kept)-1].n > 0 {
 		last := kept[len(kept)-1]
 		sum := &logState{seg: last, segs: len(kept), closed: total - last.size}
 		if len(kept) > 1 {
@@ -365,7 +375,6 @@ func (s *Store) loadLast(ctx context.Context, p string) (*logState, error) {
 	if k, _ := fmt.Sscanf(string(c.Data), "%d %d %d %s %d\n", &n, &segs, &closed, &end, &logs); k != 5 || n < 1 || segs < 1 || closed < 0 || logs < 1 {
 		return nil, nil
 	}
-	s.logCount.CompareAndSwap(0, logs) // how many logs share the bound, as last counted: no listing of them all
 	st := &logState{seg: segment{name: segName(p, n), n: n}, segs: segs, closed: closed}
 	if end != "-" {
 		if st.oldestEnd, err = time.Parse(time.RFC3339Nano, end); err != nil {
@@ -382,8 +391,21 @@ func (s *Store) loadLast(ctx context.Context, p string) (*logState, error) {
 	st.seg.size = data.Size
 	st.records, st.changes = records, changes(records)
 	st.known = &segData{data: data.Data, version: data.Version}
+	if logs <= maxHintLogs {
+		// How many logs share the bound, as last counted: no listing
+		// of them all. It is a hint, taken from a summary found sound
+		// and only when it is not past what a store holds; else the
+		// Store counts them (share).
+		s.logCount.CompareAndSwap(0, logs)
+	}
 	return st, nil
 }
+
+// maxHintLogs is the most logs a log's summary is believed to count: a
+// count past it (a summary damaged or edited) is counted again instead,
+// so that it cannot make the logs' shares of the bound next to nothing.
+// Pruning keeps the versions always kept whatever the share.
+const maxHintLogs = 4096
 
 // writeLast writes the summary of the log st of the memory file at p,
 // where the lock cannot append. It is a hint: a failure leaves the next

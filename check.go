@@ -621,6 +621,10 @@ func (c *checker) history(ctx context.Context) error {
 // log checks the log e, the history of the memory file at p.
 func (c *checker) log(ctx context.Context, e Entry, p string) error {
 	name := e.Name
+	if n, _ := segNumber(strings.TrimSuffix(path.Base(name), ".log")); n == segCeiling-1 {
+		c.add(name, 0, "the history of "+p+" is at the last segment a log may have: "+p+" takes no change until that file is moved away (the library numbers a log's segments from 1, and pruning leaves it a few)",
+			"Move "+name+" out of .history/, keeping it if its versions matter.")
+	}
 	limit := c.s.logLimit()
 	if e.Size <= limit {
 		got, ok, err := c.readable(ctx, name, limit)

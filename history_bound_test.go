@@ -334,3 +334,83 @@ func TestHistorySummaryCountIsAHint(t *testing.T) {
 	require.GreaterOrEqual(t, len(after), 19, "the 20 versions always kept: the changes between them")
 	require.Less(t, len(after), 100, "the log pruned to its share otherwise")
 }
+
+// TestHistorySegmentNumberCeiling: a segment numbered 99,999,999 placed in
+// a log's folder is no segment of it: the log goes on from its own last
+// segment, and every change is recorded and listed (before, the next
+// segment was 100000000.log, nine digits, which no listing saw: the
+// changes were shown as made outside, and the log grew without bound). A
+// log whose last segment is the last number a segment may have takes no
+// change, with an error saying why, rather than one unrecorded.
+func TestHistorySegmentNumberCeiling(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := memory.Open(dir, nil)
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Write(ctx, "facts/user.md", "# User\n\n> Summary: v\n\n- Counter: 0\n"))
+	logDir := filepath.Join(dir, ".history", "facts", "user.md")
+	b, err := os.ReadFile(filepath.Join(logDir, "00000001.log"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(logDir, "99999999.log"), b, 0o600))
+	s2, err := memory.Open(dir, nil)
+	require.NoError(t, err)
+	defer s2.Close()
+	for i := 1; i < 60; i++ {
+		require.NoError(t, s2.Write(ctx, "facts/user.md", fmt.Sprintf("# User\n\n> Summary: v\n\n- Counter: %d %s\n", i, strings.Repeat(fmt.Sprint(i%10), 12000))))
+	}
+	h, err := s2.History(ctx, "facts/user.md", nil)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(h), 50)
+	require.False(t, h[0].Pending)
+	_, err = os.Stat(filepath.Join(logDir, "100000000.log"))
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	all, err := s2.History(ctx, "", nil)
+	require.NoError(t, err)
+	for _, c := range all {
+		require.Equal(t, "facts/user.md", c.Path, "no log of a made-up file")
+	}
+
+	// One just below: the next segment would be past the last number.
+	entries, err := os.ReadDir(logDir)
+	require.NoError(t, err)
+	var last string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".log") && e.Name() != "99999999.log" {
+			last = e.Name()
+		}
+	}
+	b, err = os.ReadFile(filepath.Join(logDir, last))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(logDir, "99999998.log"), b, 0o600))
+	s3, err := memory.Open(dir, nil)
+	require.NoError(t, err)
+	defer s3.Close()
+	before, err := s3.Read(ctx, "facts/user.md")
+	require.NoError(t, err)
+	for i := range 20 {
+		err = s3.Write(ctx, "facts/user.md", fmt.Sprintf("# User\n\n> Summary: v\n\n- Counter: %d %s\n", 100+i, strings.Repeat(string(rune('a'+i)), 12000)))
+		if err != nil {
+			break
+		}
+		before, err = s3.Read(ctx, "facts/user.md")
+		require.NoError(t, err)
+	}
+	require.Error(t, err, "the log cannot start its next segment")
+	require.Contains(t, err.Error(), "99999998")
+	got, err := s3.Read(ctx, "facts/user.md")
+	require.NoError(t, err)
+	require.Equal(t, before, got, "the change refused is not made")
+	h, err = s3.History(ctx, "facts/user.md", nil)
+	require.NoError(t, err)
+	require.False(t, h[0].Pending, "every change made is recorded")
+	findings, err := s3.Check(ctx)
+	require.NoError(t, err)
+	var said []string
+	for _, f := range findings {
+		if strings.HasSuffix(f.Path, "99999998.log") || strings.HasSuffix(f.Path, "99999999.log") {
+			said = append(said, f.Path+": "+f.Problem)
+		}
+	}
+	require.Len(t, said, 2, "Check names both files: %q", said)
+}

@@ -167,6 +167,9 @@ func (s *Store) record(ctx context.Context, h Held, c *change) (*journal.Record,
 		roll = st.seg.size >= closeAt(share, appends) && whole || st.seg.size >= segMax(share, appends)
 	}
 	next := &logState{seg: st.seg, records: st.records, closed: st.closed, segs: st.segs, oldestEnd: st.oldestEnd, changes: st.changes}
+	if roll && st.seg.n+1 >= segCeiling {
+		return nil, hostErr(c.op, p, fmt.Errorf("history: %s is the last segment a log may have: the change is not made, as it could not be recorded; move that segment's file away (it is no segment of the library's: pruning leaves a log a few)", st.seg.name))
+	}
 	if roll {
 		add = build(nil)
 		next.seg = segment{name: segName(p, st.seg.n+1), n: st.seg.n + 1}

@@ -40,6 +40,15 @@ const segMin = 64 << 10
 // segDigits is the width of a segment's number in its name.
 const segDigits = 8
 
+// segCeiling bounds a segment's number, below the first of more digits:
+// a name with a number from it is no segment (a file a person or a bug
+// put there), so that the next number of a log's last segment is always
+// one its listing sees. A log whose last segment is numbered just below
+// it takes no further change (record): a change is never made
+// unrecorded. Pruning leaves a log a few segments, so only such a file
+// can bring a log there.
+const segCeiling = 99_999_999
+
 // segDir is the folder of the segments of the log of the memory file at
 // p.
 func segDir(p string) string { return paths.HistoryDir + "/" + p }
@@ -67,6 +76,9 @@ func logPath(name string) (string, bool) {
 		if _, ok := segNumber(base); ok {
 			return strings.TrimSuffix(dir, "/"), true
 		}
+		if strings.Trim(base, "0123456789") == "" {
+			return "", false // a number of another width, or past the ceiling: no segment, and no file's log
+		}
 	}
 	return p, true
 }
@@ -77,7 +89,7 @@ func segNumber(base string) (int, bool) {
 		return 0, false
 	}
 	n, err := strconv.Atoi(base)
-	return n, err == nil && n > 0
+	return n, err == nil && n > 0 && n < segCeiling
 }
 
 // A segment is one file of a log.
@@ -372,7 +384,7 @@ func (s *Store) loadLast(ctx context.Context, p string) (*logState, error) {
 	var n, segs int
 	var closed, logs int64
 	var end string
-	if k, _ := fmt.Sscanf(string(c.Data), "%d %d %d %s %d\n", &n, &segs, &closed, &end, &logs); k != 5 || n < 1 || segs < 1 || closed < 0 || logs < 1 {
+	if k, _ := fmt.Sscanf(string(c.Data), "%d %d %d %s %d\n", &n, &segs, &closed, &end, &logs); k != 5 || n < 1 || n >= segCeiling || segs < 1 || closed < 0 || logs < 1 {
 		return nil, nil
 	}
 	st := &logState{seg: segment{name: segName(p, n), n: n}, segs: segs, closed: closed}

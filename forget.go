@@ -351,7 +351,9 @@ func (s *Store) allLogs(ctx context.Context) ([]string, error) {
 // and only if unchanged since it was read: a reader sees each as it was or
 // without the text, a crash leaves one or the other, and every mix of them
 // reads (journal.Redact). A line that is not a record goes too, from a
-// file that holds text.
+// file that holds text; one that holds it, as it is or as a record
+// escapes it (journal.Damaged), is a place of its own, and its file is
+// rewritten.
 func (s *Store) forgetHistory(ctx context.Context, p string, text []byte, was string, found *[]Place) (int, error) {
 	lock := p
 	if t, err := s.resolve("read", p); err == nil {
@@ -371,8 +373,20 @@ func (s *Store) forgetHistory(ctx context.Context, p string, text []byte, was st
 				records = append(records, f.records...)
 			}
 			out, held := journal.Redact(records, text, starts)
+			// The lines that are not records and hold text (a record
+			// a kill cut short, kept by the appends after it): places
+			// too, which the rewrite drops.
+			damaged := make([][]journal.Damage, len(files))
+			var cut []Place
+			for i, f := range files {
+				damaged[i] = journal.Damaged(f.data, text)
+				for _, d := range damaged[i] {
+					cut = append(cut, Place{Path: p, Version: d.New, Time: d.Time})
+				}
+			}
 			if found != nil {
 				*found = append(*found, places(p, records, held, text, was, true)...)
+				*found = append(*found, cut...)
 				return nil
 			}
 			err = nil
@@ -383,7 +397,7 @@ func (s *Store) forgetHistory(ctx context.Context, p string, text []byte, was st
 					end = starts[i+1]
 				}
 				f := files[i]
-				if bytes.Contains(f.data, text) || slices.ContainsFunc(held, func(k int) bool { return k >= starts[i] && k < end }) {
+				if bytes.Contains(f.data, text) || len(damaged[i]) > 0 || slices.ContainsFunc(held, func(k int) bool { return k >= starts[i] && k < end }) {
 					_, err = h.Write(ctx, f.name, journal.Encode(out[starts[i]:end]), f.version)
 					closed = closed || i < len(files)-1
 				}
@@ -397,7 +411,7 @@ func (s *Store) forgetHistory(ctx context.Context, p string, text []byte, was st
 				}
 			}
 			if err == nil {
-				n = len(places(p, records, held, nil, was, false))
+				n = len(places(p, records, held, nil, was, false)) + len(cut)
 				return nil
 			}
 			if !errors.Is(err, ErrChanged) || lost == maxLost {

@@ -466,3 +466,52 @@ func TestForgetLeavesOtherFiles(t *testing.T) {
 	require.Equal(t, binary, readFile(t, dir, "facts/photo.jpg"))
 	require.ElementsMatch(t, []string{"facts/photo.jpg", "facts/huge.md"}, holding(t, dir, forgotten))
 }
+
+// TestForgetDamagedLine: the last line of a segment that a kill mid-append
+// cut short is no record, and holds the text only as a record writes it
+// (its quotes escaped); Forget takes it out all the same, the line with it
+// (a record that never landed), and Locate names it first.
+func TestForgetDamagedLine(t *testing.T) {
+	ctx := context.Background()
+	s, dir := open(t, &memory.Options{Now: feb26})
+	require.NoError(t, s.Write(ctx, "facts/user.md", "# User\n\n> Summary: v\n\n- Counter: 0\n"))
+	seg := filepath.Join(dir, ".history", "facts", "user.md", "00000001.log")
+	f, err := os.OpenFile(seg, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"t":"2026-02-26T09:31:00Z","op":"write","actor":"","old":"x","new":"y","full":true,"body":"d1;90+90:# User\n\n- Note: Bob said \"I quit\" on Monday\n- Pet: Re`)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NoError(t, s.Write(ctx, "facts/user.md", "# User\n\n> Summary: v\n\n- Counter: 1\n"))
+	const text = `Bob said "I quit" on Monday`
+	places, err := s.Locate(ctx, text)
+	require.NoError(t, err)
+	require.Len(t, places, 1, "the damaged line is a place")
+	require.Equal(t, "facts/user.md", places[0].Path)
+	require.Equal(t, "y", places[0].Version, "the version the line names")
+	n, err := s.Forget(ctx, text)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	b, err := os.ReadFile(seg)
+	require.NoError(t, err)
+	require.NotContains(t, string(b), `Bob said \"I quit\" on Monday`)
+	require.NotContains(t, string(b), `"new":"y"`, "the damaged line goes")
+	h, err := s.History(ctx, "facts/user.md", nil)
+	require.NoError(t, err)
+	require.Len(t, h, 2, "the records kept")
+
+	// Escaped as a delta writes it too: a tab and a percent sign.
+	require.NoError(t, s.Write(ctx, "facts/user.md", "# User\n\n> Summary: v\n\n- Counter: 2\n"))
+	f, err = os.OpenFile(seg, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"t":"2026-02-26T09:32:00Z","op":"write","old":"x","new":"z","body":"d1;90+90:- PIN\t4471%25 off`)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	places, err = s.Locate(ctx, "PIN\t4471% off")
+	require.NoError(t, err)
+	require.Len(t, places, 1)
+	_, err = s.Forget(ctx, "PIN\t4471% off")
+	require.NoError(t, err)
+	b, err = os.ReadFile(seg)
+	require.NoError(t, err)
+	require.NotContains(t, string(b), `4471`)
+}

@@ -3,7 +3,9 @@ package journal
 import (
 	"bytes"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mdmemory/memory/internal/diff"
 )
@@ -213,4 +215,92 @@ func unhex(c byte) byte {
 		return c - '0'
 	}
 	return c - 'A' + 10
+}
+
+// A Damage is a line of a log that is not a record and holds a text.
+type Damage struct {
+	Line int       // numbered from 1
+	New  string    // the version the line names, as far as it can be read; "" when none
+	Time time.Time // the time it names, likewise; zero when none
+}
+
+// Damaged returns the lines of log that are not records (one a person
+// edited, the last one a crash cut short) and hold text: as it is, or as
+// a record writes it, its JSON string escapes and a delta's %XX escapes
+// undone as far as they go. Such a line is damage, a record that never
+// landed: whatever rewrites the log drops it (Encode writes records
+// alone).
+func Damaged(log, text []byte) []Damage {
+	var out []Damage
+	for n := 1; len(log) > 0; n++ {
+		l, rest, whole := bytes.Cut(log, []byte{'\n'})
+		log = rest
+		if len(l) == 0 {
+			continue
+		}
+		if whole {
+			if _, err := parse(l); err == nil {
+				continue
+			}
+		}
+		if bytes.Contains(l, text) || holds(unquote(l), text) {
+			d := Damage{Line: n, New: field(l, "new")}
+			d.Time, _ = time.Parse(time.RFC3339Nano, field(l, "t"))
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// unquote undoes the escapes of a JSON string in b, as far as they go:
+// one it does not know, or one cut short, stays as it is.
+func unquote(b []byte) string {
+	var out strings.Builder
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 == len(b) {
+			out.WriteByte(b[i])
+			continue
+		}
+		switch c := b[i+1]; c {
+		case '"', '\\', '/':
+			out.WriteByte(c)
+		case 'n':
+			out.WriteByte('\n')
+		case 't':
+			out.WriteByte('\t')
+		case 'r':
+			out.WriteByte('\r')
+		case 'b':
+			out.WriteByte('\b')
+		case 'f':
+			out.WriteByte('\f')
+		case 'u':
+			r, err := strconv.ParseUint(string(b[i+2:min(i+6, len(b))]), 16, 32)
+			if err != nil || i+6 > len(b) {
+				out.WriteByte(b[i])
+				continue
+			}
+			out.WriteRune(rune(r))
+			i += 4
+		default:
+			out.WriteByte(b[i])
+			continue
+		}
+		i++
+	}
+	return out.String()
+}
+
+// field is the string the JSON line l gives the key, read loosely (the
+// line need not parse), "" when none.
+func field(l []byte, key string) string {
+	_, v, ok := bytes.Cut(l, []byte(`"`+key+`":"`))
+	if !ok {
+		return ""
+	}
+	v, _, ok = bytes.Cut(v, []byte{'"'})
+	if !ok || bytes.IndexByte(v, '\\') >= 0 {
+		return ""
+	}
+	return string(v)
 }

@@ -219,3 +219,21 @@ func FuzzRedact(f *testing.F) {
 		redactCheck(t, run(t, steps), text, int(every%8))
 	})
 }
+
+// TestDamaged: the lines that are not records and hold a text, as it is or
+// escaped as a record writes it, with what they name; records and lines
+// that do not hold it are left alone.
+func TestDamaged(t *testing.T) {
+	now := time.Date(2026, 2, 26, 9, 30, 0, 0, time.UTC)
+	r := journal.NewRecord(nil, "write", "", "", nil, journal.Version([]byte("Bob \"quit\"\n")), []byte("Bob \"quit\"\n"), now)
+	log := journal.Encode([]journal.Record{r})
+	log = append(log, `{"t":"2026-02-26T09:31:00Z","new":"v1","body":"Bob \"quit\" \u00e9\u20ac\x \u12"}`+"\n"...)
+	log = append(log, "no text here\n\n"...)
+	log = append(log, `{"new":"a\"b","body":"d1;5+5:Bob \"quit\"%0A and 100%25`...)
+	got := journal.Damaged(log, []byte(`Bob "quit"`))
+	require.Equal(t, []journal.Damage{{Line: 2, New: "v1", Time: now.Add(time.Minute)}, {Line: 5}}, got, "the record holds it too, but is a record")
+	require.Len(t, journal.Damaged(log, []byte("é€\\x \\u12")), 1, "escapes undone as far as they go")
+	require.Len(t, journal.Damaged(log, []byte("\"\n and 100%")), 1)
+	require.Empty(t, journal.Damaged(log, []byte("nowhere")))
+	require.Len(t, journal.Damaged(log, []byte("text here")), 1, "a line that is no JSON at all")
+}

@@ -77,7 +77,8 @@ type Place struct {
 // leaves the text either gone or still where Locate finds it, so that a
 // second Forget finishes the work, and every version the history names
 // readable. What Forget cannot reach: copies the backend keeps of its own
-// (an S3 bucket's object versions), a git repository or backup the
+// (an S3 bucket's object versions), text in a file's or topic's name, a
+// segment of a log too large to read, a git repository or backup the
 // folder was copied to, and what a model provider kept of the prompts
 // memory was sent in.
 //
@@ -85,7 +86,10 @@ type Place struct {
 // fewer than 4 bytes less white space at its ends (a short text would
 // take letters out of every word), over 1 MiB, not UTF-8 or with a NUL
 // byte; and a host error when the backend fails, having taken the text
-// out of the places before.
+// out of the places before. A segment of a log larger than the library
+// reads (which Check reports) is left as it is, the text in it too: the
+// rest of the history is worked on, and the error returned at the end
+// names it.
 func (s *Store) Forget(ctx context.Context, text string) (int, error) {
 	end, err := s.begin(ctx, opForget, "")
 	if err != nil {
@@ -118,10 +122,14 @@ func (s *Store) Forget(ctx context.Context, text string) (int, error) {
 	if err != nil {
 		return n, hostErr(opForget, paths.HistoryDir, err)
 	}
+	var tooLarge error // logs with a segment too large to read: said at the end
 	for _, p := range logs {
 		k, err := s.forgetHistory(ctx, p, t, was[p], nil)
 		n += k
-		if err != nil {
+		switch {
+		case errors.Is(err, errLogTooLarge):
+			tooLarge = errors.Join(tooLarge, err)
+		case err != nil:
 			return n, err
 		}
 	}
@@ -146,14 +154,16 @@ func (s *Store) Forget(ctx context.Context, text string) (int, error) {
 			return n, err
 		}
 	}
-	return n, nil
+	return n, tooLarge
 }
 
 // Locate returns the places [Store.Forget] would take text out of, and
 // changes nothing: each memory file that holds it now, with the lines it
 // starts on, then each version in the history that holds it, by file and
 // oldest first (but the version a file is at now, whose place is the
-// file's). Forget returns as many. Its errors are Forget's.
+// file's). Forget returns as many. Its errors are Forget's; with the
+// error naming a segment too large to read, it returns the places found
+// in the rest.
 func (s *Store) Locate(ctx context.Context, text string) ([]Place, error) {
 	end, err := s.begin(ctx, opForget, "")
 	if err != nil {
@@ -184,12 +194,17 @@ func (s *Store) Locate(ctx context.Context, text string) ([]Place, error) {
 	if err != nil {
 		return nil, hostErr(opForget, paths.HistoryDir, err)
 	}
+	var tooLarge error // as in Forget
 	for _, p := range logs {
-		if _, err := s.forgetHistory(ctx, p, t, was[p], &out); err != nil {
+		_, err := s.forgetHistory(ctx, p, t, was[p], &out)
+		switch {
+		case errors.Is(err, errLogTooLarge):
+			tooLarge = errors.Join(tooLarge, err)
+		case err != nil:
 			return nil, err
 		}
 	}
-	return out, nil
+	return out, tooLarge
 }
 
 // forgettable refuses a text Forget does not take.
@@ -360,12 +375,14 @@ func (s *Store) forgetHistory(ctx context.Context, p string, text []byte, was st
 		lock = t.lockName()
 	}
 	n := 0
+	var tooLarge error // segments that cannot be read, said once the others are done
 	err := s.locked(ctx, opForget, p, lock, func(ctx context.Context, h Held) error {
 		for lost := 0; ; lost++ {
-			files, err := s.logFiles(ctx, p)
+			files, large, err := s.logFiles(ctx, p)
 			if err != nil {
 				return hostErr(opForget, p, fmt.Errorf("history: %w", err))
 			}
+			tooLarge = large
 			var records []journal.Record
 			starts := make([]int, len(files))
 			for i, f := range files {
@@ -422,6 +439,9 @@ func (s *Store) forgetHistory(ctx context.Context, p string, text []byte, was st
 			}
 		}
 	})
+	if err == nil && tooLarge != nil {
+		err = hostErr(opForget, p, fmt.Errorf("history: %w", tooLarge))
+	}
 	return n, err
 }
 
@@ -435,23 +455,29 @@ type logPart struct {
 
 // logFiles reads the segments of the log of the memory file at p, oldest
 // first; none when it has no log. A segment larger than the library reads
-// is an error: the text it may hold cannot be taken out.
-func (s *Store) logFiles(ctx context.Context, p string) ([]logPart, error) {
+// is left out, and said in tooLarge (wrapping errLogTooLarge): the text it
+// may hold cannot be taken out, but no segment depends on one before it,
+// so the others are worked on.
+func (s *Store) logFiles(ctx context.Context, p string) (parts []logPart, tooLarge, err error) {
 	segs, err := s.segments(ctx, p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	parts := make([]logPart, 0, len(segs))
+	parts = make([]logPart, 0, len(segs))
 	for _, seg := range segs {
 		records, c, err := s.readSegmentData(ctx, seg, s.logLimit())
+		if errors.Is(err, errLogTooLarge) {
+			tooLarge = errors.Join(tooLarge, err)
+			continue
+		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if c.Version != "" {
 			parts = append(parts, logPart{name: seg.name, data: c.Data, version: c.Version, records: records})
 		}
 	}
-	return parts, nil
+	return parts, tooLarge, nil
 }
 
 // places are the versions of the records held of the log of p that held

@@ -515,3 +515,33 @@ func TestForgetDamagedLine(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, string(b), `4471`)
 }
+
+// TestForgetPastTooLargeSegment: a log with a segment too large to read
+// does not stop Forget or Locate at it: the logs after it, and its other
+// segments, lose the text, and the error at the end names it.
+func TestForgetPastTooLargeSegment(t *testing.T) {
+	ctx := context.Background()
+	s, dir := open(t, &memory.Options{Now: feb26})
+	const secret = "locker code 4471"
+	for _, p := range []string{"facts/memory.md", "facts/user.md"} {
+		title := map[string]string{"facts/memory.md": "Memory", "facts/user.md": "User"}[p]
+		require.NoError(t, s.Write(ctx, p, "# "+title+"\n\n> Summary: v\n\n- "+title+" note: "+secret+"\n"))
+		require.NoError(t, s.Write(ctx, p, "# "+title+"\n\n> Summary: v\n\n- "+title+" note: gone\n"))
+	}
+	leavesBroken(t, "a segment of a log too large to read")
+	big := filepath.Join(dir, ".history", "facts", "memory.md.log")
+	sparse(t, big, "", 256<<20+1)
+	places, err := s.Locate(ctx, secret)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), ".history/facts/memory.md.log")
+	require.Len(t, places, 2, "the versions of both files that held it, the large segment aside")
+	n, err := s.Forget(ctx, secret)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), ".history/facts/memory.md.log")
+	require.Equal(t, 2, n)
+	for _, p := range []string{"facts/memory.md", "facts/user.md"} {
+		b, err := os.ReadFile(filepath.Join(dir, firstSegment(p)))
+		require.NoError(t, err)
+		require.NotContains(t, string(b), "4471", p)
+	}
+}

@@ -268,11 +268,11 @@ func segMax(share int64, appends bool) int64 { return max(closeAt(share, appends
 // segment starts with content whole, so the ones kept rebuild every
 // version they record. cur is the file's version as it is now (the one a
 // change being recorded starts from): the newest segment that records it
-// is never removed, and neither is one whose removal would leave fewer
-// than the versions always kept (MinVersions), unless the log alone is
-// larger than the size all logs may take. A log's share is worked out from
-// a count of the logs that may be wrong (a summary's, or one a person
-// edited); the versions kept do not depend on it. Pruning is housekeeping:
+// is never removed. By age, a segment is removed only when the ones after
+// it hold the versions always kept (MinVersions); by size, the share
+// comes first, so that all the logs together stay within the bound. A
+// log's share is worked out from a count of the logs, a summary's taken
+// only as a hint within 4,096. Pruning is housekeeping:
 // a failure leaves the log as it was, for the next time.
 func (s *Store) pruneSegments(ctx context.Context, h Held, p, cur string) {
 	segs, err := s.segments(ctx, p)
@@ -324,10 +324,12 @@ func (s *Store) pruneSegments(ctx context.Context, h Held, p, cur string) {
 			keep, found = i, true
 		}
 	}
-	// By size first, oldest first.
+	// By size first, oldest first. The versions always kept give way to
+	// the bound here: they are kept by age, not past the size all the
+	// logs together may take.
 	dropped := 0
 	for i, seg := range segs[:keep] {
-		if total <= share || later[i] < minV && total <= s.historyBytes() {
+		if total <= share {
 			break
 		}
 		if !info[i].ok || h.Remove(ctx, seg.name, info[i].version) != nil {

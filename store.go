@@ -565,11 +565,8 @@ type HistoryPolicy struct {
 	// record of the seal, written once and never pruned (a log's last
 	// segment never is), so that the parts of a busy month do not make
 	// the share of its own log small. A log keeps the segment that
-	// records its file's current version, and the last MinVersions
-	// versions even past its share, unless it alone is over MaxBytes:
-	// the share comes from a count of the logs, which a log's summary
-	// may give wrong, and the versions always kept do
-	// not depend on it. 0 means 64 MiB.
+	// records its file's current version; past its share, the versions
+	// MinVersions keeps give way to this bound. 0 means 64 MiB.
 	MaxBytes int64
 }
 

@@ -8,26 +8,14 @@ import (
 	"testing"
 
 	"github.com/mdmemory/memory"
+	"github.com/mdmemory/memory/backendtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// fakeKey returns a credential of a real provider's format, made when the
-// test runs (the repository holds none a scanner would flag), random from
-// seed: an OpenAI project key.
-func fakeKey(seed uint64) string {
-	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	r := rand.New(rand.NewPCG(seed, 33))
-	b := make([]byte, 64)
-	for i := range b {
-		b[i] = alnum[r.IntN(len(alnum))]
-	}
-	return "s" + "k-" + "proj-" + string(b)
-}
-
 // fakeGitHubToken is a GitHub token of the real format, made as fakeKey.
 func fakeGitHubToken(seed uint64) string {
-	k := fakeKey(seed)
+	k := backendtest.FakeKey(seed)
 	return "gh" + "p_" + k[len(k)-36:]
 }
 
@@ -50,7 +38,7 @@ func TestSecretGuard(t *testing.T) {
 	s, dir := open(t, nil)
 	require.NoError(t, s.Write(ctx, "facts/user.md", "# User\n\n> Summary: Jianjun\n\n- Name: Jianjun\n"))
 	before := readFile(t, dir, "facts/user.md")
-	key := fakeKey(1)
+	key := backendtest.FakeKey(1)
 	line := "- OpenAI key for the side project: " + key
 
 	err := s.Append(ctx, "facts/user.md", line, "")
@@ -92,7 +80,7 @@ func TestSecretGuardOnlyNewText(t *testing.T) {
 	leavesBroken(t, "a person's credential left in facts/user.md, which Check reports")
 	ctx := context.Background()
 	s, dir := open(t, nil)
-	key := fakeKey(3)
+	key := backendtest.FakeKey(3)
 	secretLine := "- Side project key: " + key
 	writeFile(t, dir, "facts/user.md", "# User\n\n> Summary: Jianjun\n\n- Name: Jianjun\n"+secretLine+"\n- City: Hangzhou\n")
 	require.NoError(t, s.Append(ctx, "facts/user.md", "- Language: prefers Chinese", ""))
@@ -135,7 +123,7 @@ func TestSecretGuardOnlyNewText(t *testing.T) {
 // keep instead, never the value.
 func TestSecretGuardTools(t *testing.T) {
 	s, dir := open(t, nil)
-	key := fakeKey(4)
+	key := backendtest.FakeKey(4)
 	for _, c := range []struct{ name, args string }{
 		{"memory_append", mustJSON(t, map[string]any{"path": "facts/user.md", "entry": "- OpenAI key: " + key})},
 		{"memory_write", mustJSON(t, map[string]any{"path": "facts/memory.md", "content": "# Memory\n\n- key " + key + "\n"})},
@@ -167,7 +155,7 @@ func TestRestoreRefusesSecret(t *testing.T) {
 	ctx := context.Background()
 	s, dir := open(t, nil)
 	require.NoError(t, s.Write(ctx, "facts/user.md", "# User\n\n> Summary: Jianjun\n\n- Name: Jianjun\n"))
-	key := fakeKey(6)
+	key := backendtest.FakeKey(6)
 	writeFile(t, dir, "facts/user.md", "# User\n\n> Summary: Jianjun\n\n- Name: Jianjun\n- Key: "+key+"\n")
 	withKey := memory.Version(readFile(t, dir, "facts/user.md"))
 	require.NoError(t, s.Write(ctx, "facts/user.md", "# User\n\n> Summary: Jianjun\n\n- Name: Jianjun\n- Key: in 1Password\n"))
@@ -200,7 +188,7 @@ func TestCompactRefusesSecret(t *testing.T) {
 	require.NoError(t, s.Append(ctx, "episodes/2025-03.md", "## Set up the API\n- Date: 2025-03-02\n- Summary: account made\n- Outcome: key stored in 1Password", ""))
 	require.NoError(t, s.Append(ctx, "episodes/2025-03.md", "## Tuned the prompts\n- Date: 2025-03-05\n- Summary: shorter prompts", ""))
 	before := readFile(t, dir, "episodes/2025-03.md")
-	key := fakeKey(7)
+	key := backendtest.FakeKey(7)
 	llm := memory.LLMFunc(func(context.Context, memory.Request) (memory.Response, error) {
 		return memory.Response{Content: "## Set up the API\n- Date: 2025-03-02\n- Summary: account made, key " + key}, nil
 	})
@@ -225,7 +213,7 @@ func TestSecretDetectorOption(t *testing.T) {
 	})
 	s, _ := open(t, &memory.Options{Secrets: banana})
 	wantSecretRefused(t, s.Append(ctx, "facts/user.md", "- Code: banana", ""), "a fruit code", "banana")
-	key := fakeKey(8)
+	key := backendtest.FakeKey(8)
 	require.NoError(t, s.Append(ctx, "facts/memory.md", "- not found by this detector: "+key[:20], ""))
 
 	leavesBroken(t, "the guard is off: a credential is kept on purpose")
@@ -239,7 +227,7 @@ func TestSealKeepsPersonsSecret(t *testing.T) {
 	leavesBroken(t, "a person's credential left in a month's file, which Check reports")
 	ctx := context.Background()
 	s, dir := open(t, nil)
-	key := fakeKey(9)
+	key := backendtest.FakeKey(9)
 	writeFile(t, dir, "episodes/2026-02.md", "# 2026-02 Episodes\n\n> Summary: setup\n\n## Setup\n- Date: 2026-02-01\n- Summary: setup\n- Key: "+key+"\n")
 	filler := strings.Repeat("lorem ipsum dolor sit amet ", 40)
 	for i := range 20 {
@@ -254,7 +242,7 @@ func TestSealKeepsPersonsSecret(t *testing.T) {
 func TestReflectorSecretRefused(t *testing.T) {
 	ctx := context.Background()
 	s, _ := open(t, nil)
-	key := fakeKey(10)
+	key := backendtest.FakeKey(10)
 	var reqs []memory.Request
 	llm := memory.LLMFunc(func(_ context.Context, req memory.Request) (memory.Response, error) {
 		reqs = append(reqs, req)
@@ -286,7 +274,7 @@ func TestCheckSecretInArchive(t *testing.T) {
 	leavesBroken(t, "a person's credential left in an archived original, which Check reports")
 	ctx := context.Background()
 	s, dir := open(t, nil)
-	key := fakeKey(11)
+	key := backendtest.FakeKey(11)
 	writeFile(t, dir, "episodes/archive/2025-03.md", "# 2025-03 Episodes\n\n> Summary: setup\n\n## Setup\n- Date: 2025-03-01\n- Key: "+key+"\n")
 	findings, err := s.Check(ctx)
 	require.NoError(t, err)

@@ -1174,7 +1174,7 @@ func (h hookedAppender) Append(ctx context.Context, name string, data []byte, sy
 // through the Backend is not judged again by an unrelated append, and
 // Check finds it by its line and kind.
 func testSecrets(t *testing.T, e *env) {
-	key := fakeKey(33)
+	key := FakeKey(33)
 	err := e.s.Append(e.ctx, userFile, "- OpenAI key for the side project: "+key, "")
 	wantErr(t, "Append of a fact holding a key", err, memory.ErrSecret)
 	if strings.Contains(err.Error(), key) {
@@ -1221,10 +1221,11 @@ func testSecrets(t *testing.T, e *env) {
 	e.handEdit(userFile, strings.Replace(e.read(s, userFile), "- Side project key: "+key+"\n", "", 1))
 }
 
-// fakeKey returns an OpenAI project key of the real format, random from
-// seed, made when the suite runs: the suite holds no value a secret
-// scanner would flag, and none that works anywhere.
-func fakeKey(seed uint64) string {
+// FakeKey returns an OpenAI project key of the real format, random from
+// seed, made when a test runs: the tests that need a credential's value
+// (this suite's, the library's, the command's and the page's) hold none a
+// secret scanner would flag, and none that works anywhere.
+func FakeKey(seed uint64) string {
 	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 	r := rand.New(rand.NewPCG(seed, 33))
 	b := make([]byte, 64)

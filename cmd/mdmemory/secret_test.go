@@ -1,26 +1,13 @@
 package main
 
 import (
-	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mdmemory/memory/backendtest"
 	"github.com/stretchr/testify/require"
 )
-
-// fakeKey returns an OpenAI project key of the real format, made when the
-// test runs, random from seed: the repository holds no value a secret
-// scanner would flag.
-func fakeKey(seed uint64) string {
-	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	r := rand.New(rand.NewPCG(seed, 33))
-	b := make([]byte, 64)
-	for i := range b {
-		b[i] = alnum[r.IntN(len(alnum))]
-	}
-	return "s" + "k-" + "proj-" + string(b)
-}
 
 // TestSecrets: add refuses a credential's value, naming its kind and what
 // to keep instead, never the value; a mention is added; check finds one a
@@ -29,7 +16,7 @@ func fakeKey(seed uint64) string {
 func TestSecrets(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "memory")
 	env := map[string]string{dirEnv: dir}
-	key := fakeKey(1)
+	key := backendtest.FakeKey(1)
 	msg := mdm(t, env, "add", "facts/user.md", "- OpenAI key for the side project: "+key).failed(t)
 	require.Contains(t, msg, "an OpenAI API key")
 	require.Contains(t, msg, "where it is kept")

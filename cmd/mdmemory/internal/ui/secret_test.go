@@ -1,31 +1,20 @@
 package ui
 
 import (
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// fakeKey returns an OpenAI project key of the real format, made when the
-// test runs, random from seed.
-func fakeKey(seed uint64) string {
-	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	r := rand.New(rand.NewPCG(seed, 33))
-	b := make([]byte, 64)
-	for i := range b {
-		b[i] = alnum[r.IntN(len(alnum))]
-	}
-	return "s" + "k-" + "proj-" + string(b)
-}
+	"github.com/mdmemory/memory/backendtest"
+)
 
 // TestSecretOnThePage: a save that adds a credential's value is refused in
 // a person's words, the kind named, the value not shown back; the
 // overview shows Check's finding of one a person put in a file.
 func TestSecretOnThePage(t *testing.T) {
-	key := fakeKey(1)
+	key := backendtest.FakeKey(1)
 	p := newPage(t, nil)
 	if err := os.WriteFile(filepath.Join(p.dir, "facts", "memory.md"), []byte("# Memory\n\n> Summary: keys\n\n- Side project key: "+key+"\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -483,10 +483,11 @@ func (s stalling) Read(ctx context.Context, name string, limit int64) (memory.Co
 	return memory.Content{}, ctx.Err()
 }
 
-// A stateless request whose client goes away is cancelled: closing the
-// request is its cancellation, in the 2026-07-28 revision; the next
-// request is served.
-func TestStatelessClientGoneCancels(t *testing.T) {
+// stallingStore opens a Store over a directory holding facts/memory.md,
+// through a stalling backend (disarmed) whose reads wait for their
+// context once armed.
+func stallingStore(t *testing.T) (stalling, *memory.Store) {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "facts"), 0o755); err != nil {
 		t.Fatal(err)
@@ -505,6 +506,14 @@ func TestStatelessClientGoneCancels(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
+	return b, store
+}
+
+// A stateless request whose client goes away is cancelled: closing the
+// request is its cancellation, in the 2026-07-28 revision; the next
+// request is served.
+func TestStatelessClientGoneCancels(t *testing.T) {
+	b, store := stallingStore(t)
 	srv := newHTTPServer(t, mcpserver.Handler(store, nil))
 	b.armed.Store(true)
 
@@ -537,24 +546,7 @@ func TestStatelessClientGoneCancels(t *testing.T) {
 // A request of a session of 2025-11-25 runs in the session, which its
 // HTTP request's context does not reach: Options.Stop cancels it.
 func TestStopCancelsSessionRequests(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "facts"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "facts", "memory.md"), []byte("# Memory\n\n> Summary: slow\n\n- x\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d, err := memory.OpenDir(dir, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	b := stalling{Dir: d, armed: new(atomic.Bool), entered: make(chan struct{}, 1), cancelled: make(chan struct{}, 1)}
-	store, err := memory.OpenBackend(b, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	b, store := stallingStore(t)
 	stop, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv := newHTTPServer(t, mcpserver.Handler(store, &mcpserver.Options{Stop: stop}))

@@ -98,6 +98,25 @@ func startServer(t *testing.T, env []string, withMetrics bool, args ...string) *
 	return s
 }
 
+// stopWithin sends SIGTERM and requires exit status 0 within 20 s, far
+// past any deadline the tests give the server: a guard against a hang,
+// not a timing assumption; held says what would hold it.
+func (s *server) stopWithin(t *testing.T, held string) {
+	t.Helper()
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	exited := make(chan error, 1)
+	go func() { <-s.done; exited <- s.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		require.False(t, errors.As(err, &ee), "status 0 after SIGTERM: %v\n%s", err, s.output())
+	case <-time.After(20 * time.Second):
+		s.cmd.Process.Signal(syscall.SIGQUIT) // its goroutines, on standard error
+		<-exited
+		t.Fatalf("the server still runs 20 s after SIGTERM, held by %s:\n%s", held, s.output())
+	}
+}
+
 // stop sends SIGTERM (an interrupt on Windows) and requires exit status 0;
 // it returns the rest of the server's standard error.
 func (s *server) stop(t *testing.T) string {
@@ -677,16 +696,7 @@ func TestMCPHTTPStopSlowBody(t *testing.T) {
 	require.Contains(t, line, "100 Continue")
 	_, err = io.WriteString(c, `{"jsonrpc":"2.0",`) // and no more
 	require.NoError(t, err)
-	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
-	exited := make(chan error, 1)
-	go func() { <-s.done; exited <- s.cmd.Wait() }()
-	select {
-	case err := <-exited:
-		var ee *exec.ExitError
-		require.False(t, errors.As(err, &ee), "status 0 after SIGTERM: %v\n%s", err, s.output())
-	case <-time.After(20 * time.Second):
-		t.Fatalf("the server still runs 20 s after SIGTERM, held by a body that does not come:\n%s", s.output())
-	}
+	s.stopWithin(t, "a body that does not come")
 }
 
 // TestStreamsEndAfterGrace: at a stop, the sessions' event streams end
@@ -763,18 +773,7 @@ func TestMCPHTTPStopDeadline(t *testing.T) {
 		}()
 		<-arrived
 	}
-	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
-	exited := make(chan error, 1)
-	go func() { <-s.done; exited <- s.cmd.Wait() }()
-	select {
-	case err := <-exited:
-		var ee *exec.ExitError
-		require.False(t, errors.As(err, &ee), "status 0 after SIGTERM: %v\n%s", err, s.output())
-	case <-time.After(20 * time.Second):
-		s.cmd.Process.Signal(syscall.SIGQUIT) // its goroutines, on standard error
-		<-exited
-		t.Fatalf("the server still runs 20 s after SIGTERM, held by a request past its deadline:\n%s", s.output())
-	}
+	s.stopWithin(t, "a request past its deadline")
 }
 
 // TestBodyWriterHoldsDeadline: once a stop shortened a body still coming,

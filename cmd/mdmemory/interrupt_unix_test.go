@@ -30,6 +30,13 @@ func TestSecondInterruptEnds(t *testing.T) {
 			runtime.Gosched()
 		}
 	}
+	if raceEnabled {
+		// The race detector's runtime takes the default action of a
+		// signal itself, and a SIGINT repeated once the handler is gone
+		// has been seen to end the child with SIGSEGV instead: make test
+		// runs this without it.
+		t.Skip("the race detector handles signals of its own: make test runs this test without it")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard against the hang, not a wait
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSecondInterruptEnds$")
